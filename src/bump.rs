@@ -1,0 +1,321 @@
+//! The bump core: the current page's cursor, the `#[inline]` fast path, the `#[cold]`
+//! slow path that selects or obtains a page, rollback and in-place resizing of the
+//! most recent block, reset, and release of every page on drop.
+//!
+//! Every block pointer is derived from the current page's base pointer (through the
+//! cursor, which is the page's payload start moved forward), never from an integer,
+//! so the crate runs under Miri's `-Zmiri-strict-provenance`.
+
+use core::alloc::Layout;
+use core::cell::Cell;
+use core::ptr::{self, NonNull};
+
+use allocator_api2::alloc::Allocator;
+
+use crate::arith;
+use crate::failure::Failure;
+use crate::page::Page;
+
+/// The allocation state of one arena.
+///
+/// Invariants:
+/// - the page list starting at `first` holds every page the arena owns, each obtained
+///   from `backing`, in the order described in [`crate::page`];
+/// - `current` is in that list; `cursor` points into it, at or after its payload
+///   start, and carries its provenance; `end` is the address one past its end, so
+///   `cursor <= end`;
+/// - bytes between the current page's payload start and `cursor` hold the blocks
+///   handed out from it since it became current; bytes in `cursor..end` are free;
+/// - `used_before_current` is the sum of the recorded `used` of the used pages.
+pub(crate) struct BumpCore<A: Allocator> {
+    cursor: Cell<NonNull<u8>>,
+    end: Cell<usize>,
+    current: Cell<Page>,
+    first: Page,
+    used_before_current: Cell<usize>,
+    requested: Cell<usize>,
+    allocations: Cell<usize>,
+    pages: Cell<usize>,
+    capacity: Cell<usize>,
+    page_allocations: Cell<usize>,
+    backing: A,
+}
+
+/// A well-aligned dangling pointer: the answer to every zero-sized request.
+#[inline(always)]
+pub(crate) fn dangling(align: usize) -> NonNull<u8> {
+    // A power-of-two alignment is never zero. `without_provenance` makes a pointer
+    // that is never dereferenced for more than zero bytes, as strict provenance wants.
+    NonNull::new(ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
+}
+
+impl<A: Allocator> BumpCore<A> {
+    /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`.
+    pub(crate) fn new<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
+        let layout =
+            arith::first_page_layout(size_hint, page_size::get()).ok_or_else(E::overflow)?;
+        let block = backing.allocate(layout).map_err(|_| E::refused(layout))?;
+        // SAFETY: `block` was just obtained from `backing` with `layout`, which is at
+        // least 64 KiB and aligned to PAGE_ALIGN (>= the header's alignment).
+        let first = unsafe { Page::init(block.cast(), layout) };
+        Ok(BumpCore {
+            cursor: Cell::new(first.payload_start()),
+            end: Cell::new(first.end_addr()),
+            current: Cell::new(first),
+            first,
+            used_before_current: Cell::new(0),
+            requested: Cell::new(0),
+            allocations: Cell::new(0),
+            pages: Cell::new(1),
+            capacity: Cell::new(layout.size()),
+            page_allocations: Cell::new(1),
+            backing,
+        })
+    }
+
+    /// The backing allocator.
+    pub(crate) fn backing(&self) -> &A {
+        &self.backing
+    }
+
+    /// Allocates a block for `layout`: the one path behind every allocating call.
+    #[inline(always)]
+    pub(crate) fn alloc<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
+        }
+        let block = match self.bump(layout) {
+            Some(block) => block,
+            None => self.alloc_slow(layout)?,
+        };
+        self.allocations.set(self.allocations.get() + 1);
+        self.requested.set(self.requested.get() + layout.size());
+        Ok(block)
+    }
+
+    /// The fast path: align, compare, bump, return. `None` when the current page
+    /// cannot fit `layout`. `layout.size()` must be non-zero.
+    #[inline(always)]
+    fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
+        let cursor = self.cursor.get();
+        let pad = arith::bump_padding(
+            cursor.addr().get(),
+            self.end.get(),
+            layout.size(),
+            layout.align(),
+        )?;
+        // SAFETY: `bump_padding` checked `pad + size <= end - cursor`, so both pointers
+        // stay within the current page (or one past its end), whose provenance the
+        // cursor carries.
+        unsafe {
+            let block = cursor.add(pad);
+            self.cursor.set(block.add(layout.size()));
+            Some(block)
+        }
+    }
+
+    /// The slow path: makes current the first unused page that fits `layout` (moved
+    /// right after the current page), or else a new page placed there, then bumps.
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
+        let current = self.current.get();
+        let page = match current.take_first_fit_after(layout) {
+            Some(page) => page,
+            None => {
+                let page = self.obtain_page(layout)?;
+                current.insert_after(page);
+                page
+            }
+        };
+        self.make_current(page);
+        match self.bump(layout) {
+            Some(block) => Ok(block),
+            None => unreachable!("onewayalloc: a page selected because it fits must fit"),
+        }
+    }
+
+    /// Obtains a new page that fits `layout`, sized by the growth schedule.
+    fn obtain_page<E: Failure>(&self, layout: Layout) -> Result<Page, E> {
+        let nth = self.page_allocations.get();
+        let page_layout =
+            arith::new_page_layout(nth, layout, page_size::get()).ok_or_else(E::overflow)?;
+        let block = self
+            .backing
+            .allocate(page_layout)
+            .map_err(|_| E::refused(page_layout))?;
+        self.page_allocations.set(nth + 1);
+        self.pages.set(self.pages.get() + 1);
+        self.capacity.set(self.capacity.get() + page_layout.size());
+        // SAFETY: `block` was just obtained from `backing` with `page_layout`, at least
+        // 64 KiB and aligned to at least PAGE_ALIGN.
+        Ok(unsafe { Page::init(block.cast(), page_layout) })
+    }
+
+    /// Retires the current page as used and makes `page` (the page right after it)
+    /// current, rewound.
+    fn make_current(&self, page: Page) {
+        let used = self.current_used();
+        self.current.get().record_used(used);
+        self.used_before_current
+            .set(self.used_before_current.get() + used);
+        self.current.set(page);
+        self.cursor.set(page.payload_start());
+        self.end.set(page.end_addr());
+    }
+
+    /// Bytes consumed in the current page.
+    fn current_used(&self) -> usize {
+        self.cursor.get().addr().get() - self.current.get().payload_start().addr().get()
+    }
+
+    /// If `block` (of `size > 0` bytes) is the most recent block, returns a pointer to
+    /// its start derived from the cursor, which carries the page's provenance.
+    #[inline]
+    fn last_block(&self, block: NonNull<u8>, size: usize) -> Option<NonNull<u8>> {
+        let cursor = self.cursor.get();
+        if size != 0 && block.addr().get().wrapping_add(size) == cursor.addr().get() {
+            // SAFETY: the block ends at the cursor and, being a block of this arena
+            // (the caller's guarantee), lies in the current page before it: a block
+            // of an earlier page ends before the current page's header.
+            Some(unsafe { cursor.sub(size) })
+        } else {
+            None
+        }
+    }
+
+    /// Releases `block` if it is the most recent one (the cursor moves back to its
+    /// start, which is aligned for anything since every bump aligns); otherwise does
+    /// nothing: its bytes come back at reset.
+    ///
+    /// # Safety
+    /// `block` must have been allocated by this arena with `layout` and still be live.
+    #[inline]
+    pub(crate) unsafe fn dealloc(&self, block: NonNull<u8>, layout: Layout) {
+        if let Some(start) = self.last_block(block, layout.size()) {
+            self.cursor.set(start);
+        }
+    }
+
+    /// Resizes `block` from `old` to `new`, keeping its first `min(old, new)` bytes.
+    ///
+    /// The most recent block is resized in place when the current page has room, and
+    /// moved forward (overlap-safe) if it must be realigned; any other block shrinks
+    /// in place when its alignment allows; otherwise a new block is allocated and the
+    /// bytes copied. Growth is counted in `requested`; a moved copy is a new
+    /// allocation.
+    ///
+    /// # Safety
+    /// `block` must have been allocated by this arena with `old` and still be live.
+    pub(crate) unsafe fn resize<E: Failure>(
+        &self,
+        block: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+    ) -> Result<NonNull<u8>, E> {
+        if new.size() == 0 {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.dealloc(block, old) };
+            return Ok(dangling(new.align()));
+        }
+        let keep = old.size().min(new.size());
+        if let Some(start) = self.last_block(block, old.size()) {
+            let start_addr = start.addr().get();
+            if let Some(pad) =
+                arith::bump_padding(start_addr, self.end.get(), new.size(), new.align())
+            {
+                // SAFETY: `bump_padding` checked that `pad + new.size()` bytes from the
+                // block start stay inside the current page; `start` carries the page's
+                // provenance. `ptr::copy` allows the old and new ranges to overlap.
+                unsafe {
+                    let moved = start.add(pad);
+                    if pad != 0 {
+                        ptr::copy(start.as_ptr(), moved.as_ptr(), keep);
+                    }
+                    self.cursor.set(moved.add(new.size()));
+                    let grown = new.size().saturating_sub(old.size());
+                    self.requested.set(self.requested.get() + grown);
+                    return Ok(moved);
+                }
+            }
+        } else if new.size() <= old.size() && arith::is_aligned(block.addr().get(), new.align()) {
+            return Ok(block);
+        }
+        let moved = self.alloc::<E>(new)?;
+        // SAFETY: `moved` is a fresh block of `new.size() >= keep` bytes, and `block`
+        // is live with `old.size() >= keep` bytes (caller's guarantee); a fresh block
+        // never overlaps a live one.
+        unsafe { ptr::copy_nonoverlapping(block.as_ptr(), moved.as_ptr(), keep) };
+        Ok(moved)
+    }
+
+    /// Invalidates every block and makes every page available again, in constant
+    /// time: the first page becomes current, rewound; the others become unused.
+    pub(crate) fn reset(&mut self) {
+        let first = self.first;
+        self.current.set(first);
+        self.cursor.set(first.payload_start());
+        self.end.set(first.end_addr());
+        self.used_before_current.set(0);
+        self.requested.set(0);
+        self.allocations.set(0);
+    }
+
+    /// The first page in list order.
+    pub(crate) fn first_page(&self) -> Page {
+        self.first
+    }
+
+    /// The page that serves the next request.
+    pub(crate) fn current_page(&self) -> Page {
+        self.current.get()
+    }
+
+    /// Bytes consumed in the current page (for `pages()`).
+    pub(crate) fn current_page_used(&self) -> usize {
+        self.current_used()
+    }
+
+    /// Bytes consumed since the last reset, padding included, headers not.
+    pub(crate) fn used(&self) -> usize {
+        self.used_before_current.get() + self.current_used()
+    }
+
+    /// Bytes asked for since the last reset.
+    pub(crate) fn requested(&self) -> usize {
+        self.requested.get()
+    }
+
+    /// Allocation calls served since the last reset.
+    pub(crate) fn allocations(&self) -> usize {
+        self.allocations.get()
+    }
+
+    /// Pages held now.
+    pub(crate) fn page_count(&self) -> usize {
+        self.pages.get()
+    }
+
+    /// Bytes held from the backing allocator, headers included.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity.get()
+    }
+
+    /// Pages ever obtained from the backing allocator.
+    pub(crate) fn page_allocations(&self) -> usize {
+        self.page_allocations.get()
+    }
+}
+
+impl<A: Allocator> Drop for BumpCore<A> {
+    fn drop(&mut self) {
+        let mut next = Some(self.first);
+        while let Some(page) = next {
+            next = page.next();
+            // SAFETY: every page in the list came from `self.backing`; the next link
+            // was read before the page is freed, and the core is being dropped, so no
+            // handle or block pointer is used again.
+            unsafe { page.free(&self.backing) };
+        }
+    }
+}

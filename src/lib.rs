@@ -1,0 +1,95 @@
+//! The One Way Allocator: a fast single-threaded arena for work whose allocations
+//! can all be dropped together when the work ends (one query, one request, one
+//! frame). It is the Rust home of the allocator [Netdata] built for its context
+//! queries, made idiomatic: `&OneWayAlloc` implements the [`Allocator`] API, so
+//! `Vec`, `Box` and `hashbrown::HashMap` live in it, and the borrow checker proves
+//! that nothing allocated in it is alive when it is reset.
+//!
+//! ```
+//! use allocator_api2::vec::Vec;
+//! use hashbrown::HashMap;
+//! use onewayalloc::OneWayAlloc;
+//!
+//! let mut arena = OneWayAlloc::new();
+//! for query in 0..3 {
+//!     let mut dims = Vec::new_in(&arena);
+//!     let mut by_name = HashMap::new_in(&arena);
+//!     for i in 0..100 {
+//!         let name: &str = arena.alloc_str(&format!("dim{i}"));
+//!         by_name.insert(name, dims.len());
+//!         dims.push(i as f64 * query as f64);
+//!     }
+//!     assert_eq!(dims[by_name["dim7"]], 7.0 * query as f64);
+//!     drop((dims, by_name));
+//!     arena.reset(); // constant time; every page is kept for the next query
+//! }
+//! assert_eq!(arena.stats().page_allocations, 1);
+//! ```
+//!
+//! # How it works
+//!
+//! - **Pages.** The arena obtains pages from a backing allocator (the global one by
+//!   default). The first is 64 KiB (or bigger, see
+//!   [`with_size_hint`](OneWayAlloc::with_size_hint)); each new page targets twice the
+//!   previous target, 64, 128, 256, 512 KiB, up to 1 MiB, header included and rounded
+//!   up to the OS page size. A request too big for its target gets a page of exactly
+//!   the size it needs, without raising later targets.
+//! - **Allocation** bumps a cursor in the current page: align, compare, bump,
+//!   return. When the current page is full, the first retained unused page that
+//!   fits is moved right after it and becomes current; only when none fits is a new
+//!   page obtained.
+//! - **Reset** ([`reset`](OneWayAlloc::reset)) makes the first page current again
+//!   and every other page unused, in constant time. Nothing is freed or zeroed.
+//! - **Drop** returns every page to the backing allocator.
+//! - **Threads.** An arena is `Send` but not `Sync`: one arena per worker.
+//!
+//! The [`Allocator`] implementation rolls back the most recent block on
+//! `deallocate` and grows it in place, so a `Vec` growing at the top of the arena
+//! leaves no trail of abandoned copies.
+//!
+//! # The Netdata calls
+//!
+//! | Netdata (C)                          | `onewayalloc` (Rust)                        |
+//! |--------------------------------------|---------------------------------------------|
+//! | `onewayalloc_create(size_hint)`      | [`OneWayAlloc::with_size_hint`], [`OneWayAlloc::new`] |
+//! | `onewayalloc_mallocz(owa, size)`     | [`OneWayAlloc::alloc_bytes`]                |
+//! | `onewayalloc_callocz(owa, n, size)`  | [`OneWayAlloc::alloc_zeroed`]               |
+//! | `onewayalloc_strdupz(owa, s)`        | [`OneWayAlloc::alloc_str`]                  |
+//! | `onewayalloc_memdupz(owa, p, size)`  | [`OneWayAlloc::alloc_slice_copy`]           |
+//! | `onewayalloc_freez(owa, p)`          | dropping an arena `Vec`/`Box` (rolls back the most recent block) |
+//! | `onewayalloc_reset(owa)`             | [`OneWayAlloc::reset`]                      |
+//! | `onewayalloc_destroy(owa)`           | dropping the arena                          |
+//!
+//! Every allocating call has a `try_` twin that returns [`AllocError`] instead of
+//! panicking (on size overflow) or calling [`handle_alloc_error`] (when the backing
+//! allocator refuses a page); after a failed call the arena still works.
+//!
+//! # Cargo features
+//!
+//! - `nightly` (nightly toolchain): `allocator-api2` re-exports the standard
+//!   library's `Allocator`, so `std::vec::Vec::new_in(&arena)` and
+//!   `std::boxed::Box::new_in` work too.
+//!
+//! [Netdata]: https://github.com/netdata/netdata
+//! [`handle_alloc_error`]: allocator_api2::alloc::handle_alloc_error
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod allocator_impl;
+mod arena;
+mod arith;
+mod bump;
+mod failure;
+mod page;
+mod stats;
+
+pub use allocator_api2::alloc::{AllocError, Allocator, Global};
+pub use arena::OneWayAlloc;
+pub use stats::{PageInfo, Pages, Stats};
+
+/// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the
+/// one `hashbrown` uses), re-exported so its `Vec` and `Box` match.
+pub use allocator_api2;
+/// The `hashbrown` crate, re-exported so its `HashMap` matches the arena's `Allocator`.
+pub use hashbrown;

@@ -1,0 +1,135 @@
+//! What the arena holds: [`Stats`] and the per-page [`PageInfo`].
+
+use allocator_api2::alloc::Allocator;
+
+use crate::OneWayAlloc;
+use crate::page::Page;
+
+/// A snapshot of an arena's counters, from [`OneWayAlloc::stats`].
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// arena.alloc(1u64);
+/// arena.alloc_str("abc");
+/// let stats = arena.stats();
+/// assert_eq!(stats.allocations, 2);
+/// assert_eq!(stats.requested, 11);
+/// assert_eq!(stats.pages, 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Pages held now, used and unused.
+    pub pages: usize,
+    /// Bytes held from the backing allocator, page headers included.
+    pub capacity: usize,
+    /// Bytes consumed since the last reset, alignment padding included, headers not.
+    pub used: usize,
+    /// Bytes asked for since the last reset (growing a block in place adds the
+    /// growth; rolling a block back does not subtract).
+    pub requested: usize,
+    /// Allocation calls served since the last reset (zero-sized requests are not
+    /// counted; a block moved by `grow` counts as a new allocation).
+    pub allocations: usize,
+    /// Pages ever obtained from the backing allocator by this arena.
+    pub page_allocations: usize,
+}
+
+/// One page of an arena, from [`OneWayAlloc::pages`].
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// arena.alloc_bytes(100);
+/// let page = arena.pages().next().unwrap();
+/// assert_eq!(page.size, 64 * 1024);
+/// assert_eq!(page.used, 100);
+/// assert!(page.current);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct PageInfo {
+    /// Bytes of the page, header included.
+    pub size: usize,
+    /// Bytes consumed in it since the last reset; 0 for an unused page.
+    pub used: usize,
+    /// Whether this page serves the next request.
+    pub current: bool,
+}
+
+/// Iterator over an arena's pages in list order, from [`OneWayAlloc::pages`].
+#[derive(Debug)]
+pub struct Pages<'a, A: Allocator> {
+    arena: &'a OneWayAlloc<A>,
+    next: Option<Page>,
+    past_current: bool,
+}
+
+impl<A: Allocator> Iterator for Pages<'_, A> {
+    type Item = PageInfo;
+
+    fn next(&mut self) -> Option<PageInfo> {
+        let page = self.next?;
+        self.next = page.next();
+        let core = self.arena.core();
+        let current = page == core.current_page();
+        let used = if current {
+            core.current_page_used()
+        } else if self.past_current {
+            0
+        } else {
+            page.recorded_used()
+        };
+        self.past_current |= current;
+        Some(PageInfo {
+            size: page.size(),
+            used,
+            current,
+        })
+    }
+}
+
+impl<A: Allocator> OneWayAlloc<A> {
+    /// The arena's counters, in constant time.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// arena.alloc_bytes(1000);
+    /// assert_eq!(arena.stats().used, 1000);
+    /// arena.reset();
+    /// assert_eq!(arena.stats().used, 0);
+    /// assert_eq!(arena.stats().pages, 1);
+    /// ```
+    pub fn stats(&self) -> Stats {
+        let core = self.core();
+        Stats {
+            pages: core.page_count(),
+            capacity: core.capacity(),
+            used: core.used(),
+            requested: core.requested(),
+            allocations: core.allocations(),
+            page_allocations: core.page_allocations(),
+        }
+    }
+
+    /// The pages the arena holds, in list order: the used pages, then the current
+    /// one, then the unused ones.
+    ///
+    /// # Examples
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// arena.alloc_bytes(100_000); // does not fit the 64 KiB first page
+    /// let sizes: Vec<usize> = arena.pages().map(|p| p.size / 1024).collect();
+    /// assert_eq!(sizes, [64, 128]);
+    /// assert!(arena.pages().last().unwrap().current);
+    /// ```
+    pub fn pages(&self) -> Pages<'_, A> {
+        Pages {
+            arena: self,
+            next: Some(self.core().first_page()),
+            past_current: false,
+        }
+    }
+}
