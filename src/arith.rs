@@ -7,8 +7,13 @@
 
 use core::alloc::Layout;
 
-/// Alignment of every page and of the first payload byte of a page; also the
-/// alignment that [`alloc_bytes`](crate::OneWayAlloc::alloc_bytes) guarantees, like `malloc`.
+/// Alignment of the first payload byte of every page; also the alignment that
+/// [`alloc_bytes`](crate::OneWayAlloc::alloc_bytes) guarantees, like `malloc`.
+///
+/// Pages themselves are aligned to the OS page (or to a larger request alignment),
+/// so that a block's alignment follows from its offset in the page alone. That is
+/// what Miri's `-Zmiri-symbolic-alignment-check` verifies, and it keeps pages on OS
+/// page boundaries.
 pub(crate) const PAGE_ALIGN: usize = 16;
 
 /// Size of the first page target, header included (64 KiB).
@@ -38,12 +43,12 @@ pub(crate) fn page_target(nth: usize) -> usize {
 pub(crate) fn first_page_layout(size_hint: usize, os_page: usize) -> Option<Layout> {
     let needed = HEADER_SIZE.checked_add(size_hint)?.max(MIN_PAGE_SIZE);
     let size = needed.checked_next_multiple_of(os_page)?;
-    Layout::from_size_align(size, PAGE_ALIGN).ok()
+    Layout::from_size_align(size, os_page).ok()
 }
 
 /// Offset from a page's base to the first byte of a block aligned to `align`, on a
-/// page whose base is aligned to at least `max(align, PAGE_ALIGN)`: the header
-/// rounded up to the alignment.
+/// page whose base is aligned to at least `align`: the header rounded up to the
+/// alignment (and to [`PAGE_ALIGN`]).
 pub(crate) fn payload_offset(align: usize) -> usize {
     // `align` is a power of two no larger than `isize::MAX + 1` and HEADER_SIZE is
     // small, so when align > HEADER_SIZE the result is `align` itself: no overflow.
@@ -54,7 +59,7 @@ pub(crate) fn payload_offset(align: usize) -> usize {
 ///
 /// The page is the larger of its target ([`page_target`]) and what the request
 /// needs (the header aligned to the request's alignment, plus the payload), rounded
-/// up to a multiple of `os_page`, and aligned to `max(request.align(), PAGE_ALIGN)`.
+/// up to a multiple of `os_page`, and aligned to `max(request.align(), os_page)`.
 /// A large request therefore gets exactly the page it needs and nothing more, and it
 /// does not change the target of later pages. `None` if the size overflows `isize`.
 pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Option<Layout> {
@@ -62,7 +67,7 @@ pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Op
     let size = needed
         .max(page_target(nth))
         .checked_next_multiple_of(os_page)?;
-    Layout::from_size_align(size, request.align().max(PAGE_ALIGN)).ok()
+    Layout::from_size_align(size, request.align().max(os_page)).ok()
 }
 
 /// Padding needed to bump a block of `size` bytes aligned to `align` at address
@@ -139,10 +144,8 @@ mod tests {
             new_page_layout(2, small, OS_PAGE).unwrap().size(),
             256 * 1024
         );
-        assert_eq!(
-            new_page_layout(2, small, OS_PAGE).unwrap().align(),
-            PAGE_ALIGN
-        );
+        assert_eq!(new_page_layout(2, small, OS_PAGE).unwrap().align(), OS_PAGE);
+        assert_eq!(first_page_layout(0, OS_PAGE).unwrap().align(), OS_PAGE);
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl<A: Allocator> BumpCore<A> {
             arith::first_page_layout(size_hint, page_size::get()).ok_or_else(E::overflow)?;
         let block = backing.allocate(layout).map_err(|_| E::refused(layout))?;
         // SAFETY: `block` was just obtained from `backing` with `layout`, which is at
-        // least 64 KiB and aligned to PAGE_ALIGN (>= the header's alignment).
+        // least 64 KiB and aligned to the OS page (>= the header's alignment).
         let first = unsafe { Page::init(block.cast(), layout) };
         Ok(BumpCore {
             cursor: Cell::new(first.payload_start()),
@@ -148,7 +148,7 @@ impl<A: Allocator> BumpCore<A> {
         self.pages.set(self.pages.get() + 1);
         self.capacity.set(self.capacity.get() + page_layout.size());
         // SAFETY: `block` was just obtained from `backing` with `page_layout`, at least
-        // 64 KiB and aligned to at least PAGE_ALIGN.
+        // 64 KiB and aligned to at least the OS page (>= the header's alignment).
         Ok(unsafe { Page::init(block.cast(), page_layout) })
     }
 
@@ -175,9 +175,11 @@ impl<A: Allocator> BumpCore<A> {
     fn last_block(&self, block: NonNull<u8>, size: usize) -> Option<NonNull<u8>> {
         let cursor = self.cursor.get();
         if size != 0 && block.addr().get().wrapping_add(size) == cursor.addr().get() {
-            // SAFETY: the block ends at the cursor and, being a block of this arena
-            // (the caller's guarantee), lies in the current page before it: a block
-            // of an earlier page ends before the current page's header.
+            // SAFETY: the block ends at the cursor and, being a live non-empty block of
+            // this arena (the caller's guarantee), lies in the current page before it:
+            // a block of another page cannot end at the cursor, because the cursor is
+            // at least HEADER_SIZE past the current page's base and every page's
+            // blocks start HEADER_SIZE past its own base, with pages disjoint.
             Some(unsafe { cursor.sub(size) })
         } else {
             None
