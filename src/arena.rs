@@ -15,8 +15,8 @@ use core::ptr::{self, NonNull};
 
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
+use crate::Core;
 use crate::arith::PAGE_ALIGN;
-use crate::bump::BumpCore;
 use crate::failure::{Failure, infallible};
 
 /// A single-threaded arena: Netdata's One Way Allocator.
@@ -84,7 +84,7 @@ use crate::failure::{Failure, infallible};
 /// });
 /// ```
 pub struct OneWayAlloc<A: Allocator = Global> {
-    core: BumpCore<A>,
+    core: Core<A>,
 }
 
 // SAFETY: the arena owns its pages outright (no other arena or handle refers to
@@ -205,7 +205,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     }
 
     fn create_in<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
-        BumpCore::new(size_hint, backing).map(|core| OneWayAlloc { core })
+        Core::new(size_hint, backing).map(|core| OneWayAlloc { core })
     }
 
     /// The backing allocator the arena obtains its pages from.
@@ -220,7 +220,7 @@ impl<A: Allocator> OneWayAlloc<A> {
         self.core.backing()
     }
 
-    pub(crate) fn core(&self) -> &BumpCore<A> {
+    pub(crate) fn core(&self) -> &Core<A> {
         &self.core
     }
 

@@ -6,6 +6,7 @@
 //! the "overflow" error of the crate's bad-input rules.
 
 use core::alloc::Layout;
+use core::ptr::{self, NonNull};
 
 /// Alignment of the first payload byte of every page; also the alignment that
 /// [`alloc_bytes`](crate::OneWayAlloc::alloc_bytes) guarantees, like `malloc`.
@@ -89,9 +90,18 @@ pub(crate) fn bump_padding(cursor: usize, end: usize, size: usize, align: usize)
 }
 
 /// Whether `addr` is a multiple of `align` (a power of two).
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 #[inline(always)]
 pub(crate) fn is_aligned(addr: usize, align: usize) -> bool {
     addr & (align - 1) == 0
+}
+
+/// A well-aligned dangling pointer: the answer to every zero-sized request.
+#[inline(always)]
+pub(crate) fn dangling(align: usize) -> NonNull<u8> {
+    // A power-of-two alignment is never zero. `without_provenance` makes a pointer
+    // that is never dereferenced for more than zero bytes, as strict provenance wants.
+    NonNull::new(ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
 }
 
 #[cfg(test)]

@@ -8,13 +8,15 @@
 
 use core::alloc::Layout;
 use core::cell::Cell;
+use core::iter;
 use core::ptr::{self, NonNull};
 
 use allocator_api2::alloc::Allocator;
 
-use crate::arith;
+use crate::arith::{self, dangling};
 use crate::failure::Failure;
 use crate::page::Page;
+use crate::stats::{PageInfo, Stats};
 
 /// The allocation state of one arena.
 ///
@@ -39,14 +41,6 @@ pub(crate) struct BumpCore<A: Allocator> {
     capacity: Cell<usize>,
     page_allocations: Cell<usize>,
     backing: A,
-}
-
-/// A well-aligned dangling pointer: the answer to every zero-sized request.
-#[inline(always)]
-pub(crate) fn dangling(align: usize) -> NonNull<u8> {
-    // A power-of-two alignment is never zero. `without_provenance` makes a pointer
-    // that is never dereferenced for more than zero bytes, as strict provenance wants.
-    NonNull::new(ptr::without_provenance_mut(align)).unwrap_or(NonNull::dangling())
 }
 
 impl<A: Allocator> BumpCore<A> {
@@ -263,49 +257,39 @@ impl<A: Allocator> BumpCore<A> {
         self.allocations.set(0);
     }
 
-    /// The first page in list order.
-    pub(crate) fn first_page(&self) -> Page {
-        self.first
+    /// The arena's counters.
+    pub(crate) fn stats(&self) -> Stats {
+        Stats {
+            pages: self.pages.get(),
+            capacity: self.capacity.get(),
+            used: self.used_before_current.get() + self.current_used(),
+            requested: self.requested.get(),
+            allocations: self.allocations.get(),
+            page_allocations: self.page_allocations.get(),
+        }
     }
 
-    /// The page that serves the next request.
-    pub(crate) fn current_page(&self) -> Page {
-        self.current.get()
-    }
-
-    /// Bytes consumed in the current page (for `pages()`).
-    pub(crate) fn current_page_used(&self) -> usize {
-        self.current_used()
-    }
-
-    /// Bytes consumed since the last reset, padding included, headers not.
-    pub(crate) fn used(&self) -> usize {
-        self.used_before_current.get() + self.current_used()
-    }
-
-    /// Bytes asked for since the last reset.
-    pub(crate) fn requested(&self) -> usize {
-        self.requested.get()
-    }
-
-    /// Allocation calls served since the last reset.
-    pub(crate) fn allocations(&self) -> usize {
-        self.allocations.get()
-    }
-
-    /// Pages held now.
-    pub(crate) fn page_count(&self) -> usize {
-        self.pages.get()
-    }
-
-    /// Bytes held from the backing allocator, headers included.
-    pub(crate) fn capacity(&self) -> usize {
-        self.capacity.get()
-    }
-
-    /// Pages ever obtained from the backing allocator.
-    pub(crate) fn page_allocations(&self) -> usize {
-        self.page_allocations.get()
+    /// The pages in list order: used pages report their recorded use, the current
+    /// page its cursor, unused pages nothing (they are rewound when selected).
+    pub(crate) fn pages(&self) -> impl Iterator<Item = PageInfo> + '_ {
+        let current = self.current.get();
+        let mut past_current = false;
+        iter::successors(Some(self.first), |page| page.next()).map(move |page| {
+            let is_current = page == current;
+            let used = if is_current {
+                self.current_used()
+            } else if past_current {
+                0
+            } else {
+                page.recorded_used()
+            };
+            past_current |= is_current;
+            PageInfo {
+                size: page.size(),
+                used,
+                current: is_current,
+            }
+        })
     }
 }
 

@@ -79,14 +79,39 @@
 mod allocator_impl;
 mod arena;
 mod arith;
+#[cfg(not(onewayalloc_separate_blocks))]
 mod bump;
 mod failure;
+// In sanitizer mode only the header size is used.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
+#[cfg(onewayalloc_separate_blocks)]
+mod separate;
 mod stats;
+
+/// The allocation state behind every arena: pages and a bump cursor, or in
+/// sanitizer mode a block of the backing allocator for every allocation.
+#[cfg(not(onewayalloc_separate_blocks))]
+type Core<A> = bump::BumpCore<A>;
+#[cfg(onewayalloc_separate_blocks)]
+type Core<A> = separate::SeparateBlocks<A>;
+
+/// Whether this build runs the sanitizer mode, where every allocation is its own
+/// block of the backing allocator (under `-Zsanitizer=address`, or with the cargo
+/// feature `separate-blocks`). Code and tests that depend on the page policy can
+/// check it.
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let expected_pages = if onewayalloc::SEPARATE_BLOCKS { 0 } else { 1 };
+/// assert_eq!(arena.stats().pages, expected_pages);
+/// ```
+pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
-pub use stats::{PageInfo, Pages, Stats};
+pub use stats::{PageInfo, Stats};
 
 /// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the
 /// one `hashbrown` uses), re-exported so its `Vec` and `Box` match.

@@ -3,7 +3,6 @@
 use allocator_api2::alloc::Allocator;
 
 use crate::OneWayAlloc;
-use crate::page::Page;
 
 /// A snapshot of an arena's counters, from [`OneWayAlloc::stats`].
 ///
@@ -58,38 +57,6 @@ pub struct PageInfo {
     pub current: bool,
 }
 
-/// Iterator over an arena's pages in list order, from [`OneWayAlloc::pages`].
-#[derive(Debug)]
-pub struct Pages<'a, A: Allocator> {
-    arena: &'a OneWayAlloc<A>,
-    next: Option<Page>,
-    past_current: bool,
-}
-
-impl<A: Allocator> Iterator for Pages<'_, A> {
-    type Item = PageInfo;
-
-    fn next(&mut self) -> Option<PageInfo> {
-        let page = self.next?;
-        self.next = page.next();
-        let core = self.arena.core();
-        let current = page == core.current_page();
-        let used = if current {
-            core.current_page_used()
-        } else if self.past_current {
-            0
-        } else {
-            page.recorded_used()
-        };
-        self.past_current |= current;
-        Some(PageInfo {
-            size: page.size(),
-            used,
-            current,
-        })
-    }
-}
-
 impl<A: Allocator> OneWayAlloc<A> {
     /// The arena's counters, in constant time.
     ///
@@ -103,15 +70,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert_eq!(arena.stats().pages, 1);
     /// ```
     pub fn stats(&self) -> Stats {
-        let core = self.core();
-        Stats {
-            pages: core.page_count(),
-            capacity: core.capacity(),
-            used: core.used(),
-            requested: core.requested(),
-            allocations: core.allocations(),
-            page_allocations: core.page_allocations(),
-        }
+        self.core().stats()
     }
 
     /// The pages the arena holds, in list order: the used pages, then the current
@@ -125,11 +84,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert_eq!(sizes, [64, 128]);
     /// assert!(arena.pages().last().unwrap().current);
     /// ```
-    pub fn pages(&self) -> Pages<'_, A> {
-        Pages {
-            arena: self,
-            next: Some(self.core().first_page()),
-            past_current: false,
-        }
+    pub fn pages(&self) -> impl Iterator<Item = PageInfo> + '_ {
+        self.core().pages()
     }
 }
