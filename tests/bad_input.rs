@@ -1,0 +1,216 @@
+//! Bad input never corrupts the arena (SPEC section 3): sizes that overflow are
+//! answered by `Err` from the `try_` calls and by a panic naming the overflow from
+//! the plain calls; panicking closures leave the arena usable; and afterwards the
+//! arena still serves requests and frees everything when dropped.
+
+use core::alloc::Layout;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use onewayalloc::OneWayAlloc;
+
+/// Runs `f`, which must panic, and returns its panic message.
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the call must panic");
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        panic!("a panic without a message")
+    }
+}
+
+/// The arena still works: it serves a mix of requests with the right contents and
+/// its counters add up.
+fn assert_usable(arena: &OneWayAlloc) {
+    let before = arena.stats();
+    let n = arena.alloc(0x5a5a_u64);
+    let s = arena.alloc_str("still fine");
+    let v = arena.alloc_slice_fill_with(100, |i| i as u32);
+    assert_eq!(*n, 0x5a5a);
+    assert_eq!(s, "still fine");
+    assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+    let after = arena.stats();
+    assert_eq!(after.allocations, before.allocations + 3);
+    assert_eq!(after.requested, before.requested + 8 + 10 + 400);
+    let used: usize = arena.pages().map(|p| p.used).sum();
+    if !onewayalloc::SEPARATE_BLOCKS {
+        assert_eq!(after.used, used);
+    }
+}
+
+/// An overflowing request: `try_` gives `Err`, the plain call panics with
+/// "overflow", nothing is counted, and the arena still works.
+fn check_overflow<T: std::fmt::Debug>(
+    what: &str,
+    try_call: impl Fn(&OneWayAlloc) -> Result<T, onewayalloc::AllocError>,
+    plain_call: impl Fn(&OneWayAlloc),
+) {
+    let arena = OneWayAlloc::new();
+    arena.alloc_str("before");
+    let before = arena.stats();
+    assert!(try_call(&arena).is_err(), "{what}: try_ must fail");
+    assert_eq!(
+        arena.stats(),
+        before,
+        "{what}: a failed try_ changes nothing"
+    );
+    let message = panic_message(|| plain_call(&arena));
+    assert!(message.contains("overflow"), "{what}: {message}");
+    assert_eq!(
+        arena.stats(),
+        before,
+        "{what}: a failed call changes nothing"
+    );
+    assert_usable(&arena);
+}
+
+#[test]
+fn calloc_size_that_overflows() {
+    check_overflow(
+        "alloc_zeroed(usize::MAX, 2)",
+        |a| a.try_alloc_zeroed(usize::MAX, 2).map(|s| s.len()),
+        |a| {
+            let _ = a.alloc_zeroed(usize::MAX, 2);
+        },
+    );
+    // The product fits usize but not isize.
+    check_overflow(
+        "alloc_zeroed(isize::MAX, 2)",
+        |a| a.try_alloc_zeroed(isize::MAX as usize, 2).map(|s| s.len()),
+        |a| {
+            let _ = a.alloc_zeroed(isize::MAX as usize, 2);
+        },
+    );
+}
+
+#[test]
+fn slice_length_that_overflows() {
+    check_overflow(
+        "alloc_slice_fill_with(usize::MAX / 2) of u64",
+        |a| {
+            a.try_alloc_slice_fill_with(usize::MAX / 2, |_| 0u64)
+                .map(|s| s.len())
+        },
+        |a| {
+            let _ = a.alloc_slice_fill_with(usize::MAX / 2, |_| 0u64);
+        },
+    );
+}
+
+#[test]
+fn byte_count_that_overflows() {
+    check_overflow(
+        "alloc_bytes(usize::MAX)",
+        |a| a.try_alloc_bytes(usize::MAX).map(|s| s.len()),
+        |a| {
+            let _ = a.alloc_bytes(usize::MAX);
+        },
+    );
+}
+
+#[test]
+fn layout_of_isize_max_overflows_with_the_header() {
+    let huge = Layout::from_size_align(isize::MAX as usize, 1).unwrap();
+    check_overflow(
+        "Layout of isize::MAX bytes",
+        |a| a.try_alloc_layout(huge),
+        |a| {
+            let _ = a.alloc_layout(huge);
+        },
+    );
+    // The same through the Allocator trait: an error, never a short block.
+    let arena = OneWayAlloc::new();
+    assert!(allocator_api2::alloc::Allocator::allocate(&&arena, huge).is_err());
+    assert_usable(&arena);
+}
+
+#[test]
+fn alignment_of_a_gib_that_overflows_with_the_payload() {
+    let align = 1usize << 30;
+    // The largest size `Layout` allows with this alignment: the page header, padded
+    // to the alignment, pushes the page past isize::MAX.
+    let size = isize::MAX as usize - (align - 1);
+    let layout = Layout::from_size_align(size, align).unwrap();
+    check_overflow(
+        "Layout with alignment 1 << 30",
+        |a| a.try_alloc_layout(layout),
+        |a| {
+            let _ = a.alloc_layout(layout);
+        },
+    );
+}
+
+#[test]
+fn size_hints_that_overflow() {
+    for hint in [usize::MAX, isize::MAX as usize, isize::MAX as usize - 10] {
+        assert!(
+            OneWayAlloc::try_with_size_hint(hint).is_err(),
+            "hint {hint}"
+        );
+        let message = panic_message(|| drop(OneWayAlloc::with_size_hint(hint)));
+        assert!(message.contains("overflow"), "hint {hint}: {message}");
+    }
+}
+
+#[test]
+fn size_hint_zero_is_the_default_arena() {
+    let arena = OneWayAlloc::with_size_hint(0);
+    let default = OneWayAlloc::new();
+    assert_eq!(arena.stats(), default.stats());
+    assert_usable(&arena);
+}
+
+#[test]
+fn panicking_alloc_with_leaves_the_arena_usable() {
+    let arena = OneWayAlloc::new();
+    let kept = arena.alloc(11u32);
+    let message = panic_message(|| {
+        arena.alloc_with(|| -> u64 { panic!("closure failed") });
+    });
+    assert_eq!(message, "closure failed");
+    assert_eq!(*kept, 11);
+    assert_usable(&arena);
+}
+
+#[test]
+fn panicking_slice_fill_leaves_the_arena_usable() {
+    use std::cell::Cell;
+    /// Counts its drops: the arena never runs destructors, even on a panic.
+    struct Counted<'a>(&'a Cell<usize>);
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+    let drops = Cell::new(0);
+    let arena = OneWayAlloc::new();
+    let kept = arena.alloc_str("kept");
+    let message = panic_message(|| {
+        arena.alloc_slice_fill_with(50, |i| {
+            assert!(i < 20, "element {i} failed");
+            Counted(&drops)
+        });
+    });
+    assert_eq!(message, "element 20 failed");
+    assert_eq!(
+        drops.get(),
+        0,
+        "elements already made are leaked, not dropped"
+    );
+    assert_eq!(kept, "kept");
+    assert_usable(&arena);
+}
+
+#[test]
+fn reentrant_closures_allocate_from_the_same_arena() {
+    let arena = OneWayAlloc::new();
+    let outer = arena.alloc_with(|| {
+        let inner = arena.alloc_str("inner");
+        inner.len()
+    });
+    assert_eq!(*outer, 5);
+    let nested = arena.alloc_slice_fill_with(3, |i| &*arena.alloc(i * 10));
+    assert_eq!(nested.iter().map(|r| **r).collect::<Vec<_>>(), [0, 10, 20]);
+    assert_usable(&arena);
+}
