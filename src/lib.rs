@@ -96,6 +96,18 @@ type Core<A> = bump::BumpCore<A>;
 #[cfg(onewayalloc_separate_blocks)]
 type Core<A> = separate::SeparateBlocks<A>;
 
+/// Bytes at the start of every page that hold its bookkeeping (a multiple of 16).
+/// A page of `size` bytes offers `size - PAGE_HEADER_SIZE` bytes of payload.
+///
+/// # Examples
+/// ```
+/// use onewayalloc::{OneWayAlloc, PAGE_HEADER_SIZE};
+/// let arena = OneWayAlloc::new();
+/// arena.alloc_bytes(64 * 1024 - PAGE_HEADER_SIZE); // exactly fills the first page
+/// assert_eq!(arena.stats().page_allocations, if onewayalloc::SEPARATE_BLOCKS { 0 } else { 1 });
+/// ```
+pub const PAGE_HEADER_SIZE: usize = arith::HEADER_SIZE;
+
 /// Whether this build runs the sanitizer mode, where every allocation is its own
 /// block of the backing allocator (under `-Zsanitizer=address`, or with the cargo
 /// feature `separate-blocks`). Code and tests that depend on the page policy can
