@@ -12,6 +12,7 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
+use crate::arith::dangling;
 
 // SAFETY: blocks come from pages the arena owns and stay valid, unmoved, until
 // `reset` or drop, both of which need the arena exclusively and so cannot happen
@@ -45,11 +46,7 @@ unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
         new_layout: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
         // SAFETY: the trait's contract: `ptr` is a live block of this arena with `old_layout`.
-        let block = unsafe {
-            self.core()
-                .resize::<AllocError>(ptr, old_layout, new_layout)?
-        };
-        Ok(NonNull::slice_from_raw_parts(block, new_layout.size()))
+        unsafe { self.resize_block(ptr, old_layout, new_layout) }
     }
 
     /// Like `grow`, then zeroes the new tail through a raw pointer (the arena's
@@ -62,15 +59,18 @@ unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
         new_layout: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
         // SAFETY: the trait's contract, as for `grow`.
-        let block = unsafe {
-            self.core()
-                .resize::<AllocError>(ptr, old_layout, new_layout)?
-        };
+        let block = unsafe { self.resize_block(ptr, old_layout, new_layout)? };
         let old = old_layout.size();
         // SAFETY: the block holds `new_layout.size() >= old` bytes (the trait's
         // contract), so the tail `old..new` is inside it.
-        unsafe { ptr::write_bytes(block.as_ptr().add(old), 0, new_layout.size() - old) };
-        Ok(NonNull::slice_from_raw_parts(block, new_layout.size()))
+        unsafe {
+            ptr::write_bytes(
+                block.cast::<u8>().as_ptr().add(old),
+                0,
+                new_layout.size() - old,
+            )
+        };
+        Ok(block)
     }
 
     /// Stays in place (releasing the tail if it is the most recent block), unless a
@@ -83,10 +83,31 @@ unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
         new_layout: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
         // SAFETY: the trait's contract: `ptr` is a live block of this arena with `old_layout`.
-        let block = unsafe {
-            self.core()
-                .resize::<AllocError>(ptr, old_layout, new_layout)?
+        unsafe { self.resize_block(ptr, old_layout, new_layout) }
+    }
+}
+
+impl<A: Allocator> OneWayAlloc<A> {
+    /// `grow`, `grow_zeroed` and `shrink` in one: a resize to zero bytes releases the
+    /// block (if it is the most recent) and returns a dangling pointer.
+    ///
+    /// # Safety
+    /// `ptr` must be a live block of this arena allocated with `old`.
+    #[inline]
+    unsafe fn resize_block(
+        &self,
+        ptr: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        let block = if new.size() == 0 {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.core().dealloc(ptr, old) };
+            dangling(new.align())
+        } else {
+            // SAFETY: forwarded from the caller; `new.size()` is not zero.
+            unsafe { self.core().resize::<AllocError>(ptr, old, new)? }
         };
-        Ok(NonNull::slice_from_raw_parts(block, new_layout.size()))
+        Ok(NonNull::slice_from_raw_parts(block, new.size()))
     }
 }

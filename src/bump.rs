@@ -202,18 +202,15 @@ impl<A: Allocator> BumpCore<A> {
     /// allocation.
     ///
     /// # Safety
-    /// `block` must have been allocated by this arena with `old` and still be live.
+    /// `block` must have been allocated by this arena with `old` and still be live;
+    /// `new.size()` must not be zero.
     pub(crate) unsafe fn resize<E: Failure>(
         &self,
         block: NonNull<u8>,
         old: Layout,
         new: Layout,
     ) -> Result<NonNull<u8>, E> {
-        if new.size() == 0 {
-            // SAFETY: forwarded from the caller.
-            unsafe { self.dealloc(block, old) };
-            return Ok(dangling(new.align()));
-        }
+        debug_assert!(new.size() != 0, "the caller handles a resize to zero bytes");
         let keep = old.size().min(new.size());
         if let Some(start) = self.last_block(block, old.size()) {
             let start_addr = start.addr().get();

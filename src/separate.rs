@@ -79,18 +79,15 @@ impl<A: Allocator> SeparateBlocks<A> {
     /// Resizes the block through the backing allocator's `grow` or `shrink`.
     ///
     /// # Safety
-    /// `block` must have been allocated by this arena with `old` and still be live.
+    /// `block` must have been allocated by this arena with `old` and still be live;
+    /// `new.size()` must not be zero.
     pub(crate) unsafe fn resize<E: Failure>(
         &self,
         block: NonNull<u8>,
         old: Layout,
         new: Layout,
     ) -> Result<NonNull<u8>, E> {
-        if new.size() == 0 {
-            // SAFETY: forwarded from the caller.
-            unsafe { self.dealloc(block, old) };
-            return Ok(dangling(new.align()));
-        }
+        debug_assert!(new.size() != 0, "the caller handles a resize to zero bytes");
         if old.size() == 0 {
             return self.alloc(new);
         }

@@ -60,7 +60,6 @@ fn child_misuse() {
         }
         other => panic!("unknown case {other}"),
     }
-    drop(arena);
 }
 
 fn run_child(case: &str, asan_options: &str) -> Output {
@@ -88,7 +87,7 @@ fn asan_reports_misuse_only_in_sanitizer_mode() {
     let asan = built_with_asan();
     if asan {
         assert!(
-            onewayalloc::SEPARATE_BLOCKS,
+            std::hint::black_box(onewayalloc::SEPARATE_BLOCKS),
             "-Zsanitizer=address must turn the sanitizer mode on by itself"
         );
     } else if onewayalloc::SEPARATE_BLOCKS {
