@@ -10,12 +10,20 @@ use core::ptr::{self, NonNull};
 
 /// Alignment of the first payload byte of every page; also the alignment that
 /// [`alloc_bytes`](crate::OneWayAlloc::alloc_bytes) guarantees, like `malloc`.
-///
-/// Pages themselves are aligned to the OS page (or to a larger request alignment),
-/// so that a block's alignment follows from its offset in the page alone. That is
-/// what Miri's `-Zmiri-symbolic-alignment-check` verifies, and it keeps pages on OS
-/// page boundaries.
 pub(crate) const PAGE_ALIGN: usize = 16;
+
+/// Every page is aligned to at least this (and to the OS page, and to the request
+/// it was made for when that is larger), so a block's alignment follows from its
+/// offset in its page alone, never from where the page happens to lie. That is what
+/// Miri's `-Zmiri-symbolic-alignment-check` verifies. The fast path serves
+/// alignments up to this; larger ones take the slow path, which places them only in
+/// pages aligned at least as much.
+pub(crate) const MIN_PAGE_ALIGN: usize = 4096;
+
+/// Alignment of a page for requests of `align`, on a system with `os_page` pages.
+fn page_align(align: usize, os_page: usize) -> usize {
+    align.max(os_page).max(MIN_PAGE_ALIGN)
+}
 
 /// Size of the first page target, header included (64 KiB).
 pub(crate) const MIN_PAGE_SIZE: usize = 64 * 1024;
@@ -44,7 +52,7 @@ pub(crate) fn page_target(nth: usize) -> usize {
 pub(crate) fn first_page_layout(size_hint: usize, os_page: usize) -> Option<Layout> {
     let needed = HEADER_SIZE.checked_add(size_hint)?.max(MIN_PAGE_SIZE);
     let size = needed.checked_next_multiple_of(os_page)?;
-    Layout::from_size_align(size, os_page).ok()
+    Layout::from_size_align(size, page_align(PAGE_ALIGN, os_page)).ok()
 }
 
 /// Offset from a page's base to the first byte of a block aligned to `align`, on a
@@ -60,7 +68,8 @@ pub(crate) fn payload_offset(align: usize) -> usize {
 ///
 /// The page is the larger of its target ([`page_target`]) and what the request
 /// needs (the header aligned to the request's alignment, plus the payload), rounded
-/// up to a multiple of `os_page`, and aligned to `max(request.align(), os_page)`.
+/// up to a multiple of `os_page`, and aligned to the request's alignment, the OS
+/// page or [`MIN_PAGE_ALIGN`], whichever is largest.
 /// A large request therefore gets exactly the page it needs and nothing more, and it
 /// does not change the target of later pages. `None` if the size overflows `isize`.
 pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Option<Layout> {
@@ -68,7 +77,7 @@ pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Op
     let size = needed
         .max(page_target(nth))
         .checked_next_multiple_of(os_page)?;
-    Layout::from_size_align(size, request.align().max(os_page)).ok()
+    Layout::from_size_align(size, page_align(request.align(), os_page)).ok()
 }
 
 /// Padding needed to bump a block of `size` bytes aligned to `align` at address

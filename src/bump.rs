@@ -78,7 +78,14 @@ impl<A: Allocator> BumpCore<A> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }
-        let block = match self.bump(layout) {
+        // Alignments up to MIN_PAGE_ALIGN fit any page by offset; the comparison
+        // disappears for layouts known at compile time.
+        let fast = if layout.align() <= arith::MIN_PAGE_ALIGN {
+            self.bump(layout)
+        } else {
+            None
+        };
+        let block = match fast {
             Some(block) => block,
             None => self.alloc_slow(layout)?,
         };
@@ -114,6 +121,13 @@ impl<A: Allocator> BumpCore<A> {
     #[inline(never)]
     fn alloc_slow<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
         let current = self.current.get();
+        if layout.align() > arith::MIN_PAGE_ALIGN && current.guarantees_align(layout.align()) {
+            // The fast path skipped this over-aligned request; the current page is
+            // aligned enough to take it by offset.
+            if let Some(block) = self.bump(layout) {
+                return Ok(block);
+            }
+        }
         let page = match current.take_first_fit_after(layout) {
             Some(page) => page,
             None => {
@@ -195,8 +209,9 @@ impl<A: Allocator> BumpCore<A> {
 
     /// Resizes `block` from `old` to `new`, keeping its first `min(old, new)` bytes.
     ///
-    /// The most recent block is resized in place when the current page has room, and
-    /// moved forward (overlap-safe) if it must be realigned; any other block shrinks
+    /// The most recent block is resized in place when the current page has room (and
+    /// is aligned enough for `new`), and moved forward (overlap-safe) if it must be
+    /// realigned; any other block shrinks
     /// in place when its alignment allows; otherwise a new block is allocated and the
     /// bytes copied. Growth is counted in `requested`; a moved copy is a new
     /// allocation.
@@ -212,7 +227,10 @@ impl<A: Allocator> BumpCore<A> {
     ) -> Result<NonNull<u8>, E> {
         debug_assert!(new.size() != 0, "the caller handles a resize to zero bytes");
         let keep = old.size().min(new.size());
-        if let Some(start) = self.last_block(block, old.size()) {
+        let in_place = self
+            .last_block(block, old.size())
+            .filter(|_| self.current.get().guarantees_align(new.align()));
+        if let Some(start) = in_place {
             let start_addr = start.addr().get();
             if let Some(pad) =
                 arith::bump_padding(start_addr, self.end.get(), new.size(), new.align())

@@ -141,10 +141,17 @@ impl Page {
         self.0.addr().get() + self.size()
     }
 
+    /// Whether the page's own alignment guarantees `align`, so that blocks aligned
+    /// to it can be placed by offset (see [`arith::MIN_PAGE_ALIGN`]).
+    pub(crate) fn guarantees_align(self, align: usize) -> bool {
+        self.header().align >= align
+    }
+
     /// Whether a request for `layout` fits in the page once it is rewound.
     pub(crate) fn fits_when_rewound(self, layout: Layout) -> bool {
         let start = self.payload_start().addr().get();
-        arith::bump_padding(start, self.end_addr(), layout.size(), layout.align()).is_some()
+        self.guarantees_align(layout.align())
+            && arith::bump_padding(start, self.end_addr(), layout.size(), layout.align()).is_some()
     }
 
     /// Links `new` immediately after `self` in list order.
