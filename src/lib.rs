@@ -73,6 +73,7 @@
 //! [Netdata]: https://github.com/netdata/netdata
 //! [`handle_alloc_error`]: allocator_api2::alloc::handle_alloc_error
 #![cfg_attr(feature = "nightly", feature(allocator_api))]
+#![doc(test(attr(cfg_attr(feature = "nightly", feature(allocator_api)))))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 

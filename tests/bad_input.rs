@@ -2,6 +2,7 @@
 //! answered by `Err` from the `try_` calls and by a panic naming the overflow from
 //! the plain calls; panicking closures leave the arena usable; and afterwards the
 //! arena still serves requests and frees everything when dropped.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use core::alloc::Layout;
 use std::panic::{AssertUnwindSafe, catch_unwind};

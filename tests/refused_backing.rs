@@ -2,6 +2,7 @@
 //! position, fails cleanly (`Err` from `try_`, `handle_alloc_error` from the plain
 //! call), leaves the arena serving what fits in the pages it has, keeps `stats()`
 //! consistent, and leaks nothing once the arena is dropped.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 #![cfg(not(feature = "separate-blocks"))]
 
 use core::alloc::Layout;

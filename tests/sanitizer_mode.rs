@@ -15,6 +15,7 @@
 //! (`detect_leaks=0` for the suite: in this mode the reference-returning calls such
 //! as `alloc_str` never free their blocks, by design; the leak case below turns
 //! leak detection back on for its own child.)
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::process::{Command, Output};
 
