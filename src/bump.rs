@@ -249,7 +249,7 @@ impl<A: Allocator> BumpCore<A> {
                     return Ok(moved);
                 }
             }
-        } else if new.size() <= old.size() && arith::is_aligned(block.addr().get(), new.align()) {
+        } else if new.size() <= old.size() && self.keeps_alignment(block, old, new) {
             return Ok(block);
         }
         let moved = self.alloc::<E>(new)?;
@@ -258,6 +258,30 @@ impl<A: Allocator> BumpCore<A> {
         // never overlaps a live one.
         unsafe { ptr::copy_nonoverlapping(block.as_ptr(), moved.as_ptr(), keep) };
         Ok(moved)
+    }
+
+    /// Whether an older `block` allocated with `old` is aligned for `new` by its page
+    /// offset, so that it may stay where it is: it is aligned by address, and its
+    /// page guarantees `new.align()`. Every page guarantees MIN_PAGE_ALIGN and the
+    /// block's page guaranteed `old.align()` when the block was placed; beyond that
+    /// (rare: an alignment raised past both) the block's page is looked up.
+    fn keeps_alignment(&self, block: NonNull<u8>, old: Layout, new: Layout) -> bool {
+        let addr = block.addr().get();
+        if !arith::is_aligned(addr, new.align()) {
+            return false;
+        }
+        if new.align() <= arith::MIN_PAGE_ALIGN.max(old.align()) {
+            return true;
+        }
+        let current = self.current.get();
+        let mut page = Some(self.first);
+        while let Some(candidate) = page {
+            if candidate.holds(addr) {
+                return candidate.guarantees_align(new.align());
+            }
+            page = (candidate != current).then(|| candidate.next()).flatten();
+        }
+        false
     }
 
     /// Invalidates every block and makes every page available again, in constant

@@ -147,6 +147,11 @@ impl Page {
         self.header().align >= align
     }
 
+    /// Whether `addr` lies in the page's payload.
+    pub(crate) fn holds(self, addr: usize) -> bool {
+        (self.payload_start().addr().get()..self.end_addr()).contains(&addr)
+    }
+
     /// Whether a request for `layout` fits in the page once it is rewound.
     pub(crate) fn fits_when_rewound(self, layout: Layout) -> bool {
         let start = self.payload_start().addr().get();

@@ -163,7 +163,6 @@ fn programs_reach_every_path() {
 /// reported as misaligned). It must move to a page aligned that much, as an
 /// allocation with that alignment would. `grow` to the same size takes the same path.
 #[test]
-#[ignore = "fails until resize stops deciding shrink-in-place by address (runner::RESIZE_MAX_NEW_ALIGN)"]
 fn resize_to_an_alignment_the_page_does_not_guarantee_moves_the_block() {
     use core::alloc::Layout;
     use onewayalloc::{Allocator, OneWayAlloc};

@@ -31,16 +31,6 @@ use onewayalloc::{OneWayAlloc, PAGE_HEADER_SIZE};
 
 const KIB: usize = 1024;
 
-/// The largest alignment a `Grow` or `Shrink` op asks for other than the block's own.
-/// Held at 4096 (the least any page guarantees) because `resize` in src/bump.rs
-/// decides "shrink in place" by the block's address rather than by its page's
-/// alignment, so a resize to an alignment above the page's stays in place wherever
-/// the page happens to lie on a boundary of that alignment, and the model (which
-/// follows page offsets, see [`Page`]) disagrees at random. The deterministic repro
-/// is `resize_to_an_alignment_the_page_does_not_guarantee_moves_the_block` in
-/// tests/model.rs (ignored until src is fixed); then raise this to `usize::MAX`.
-pub const RESIZE_MAX_NEW_ALIGN: usize = 4096;
-
 /// One step of a program. Indices (`block`, `vec`, `map`, ...) are taken modulo the
 /// number of live things of that kind; where that number is 0 the step does nothing
 /// (or, for collections, `index % (n + 1) == n` creates a new one).
@@ -829,7 +819,7 @@ impl<'a, 'j> Epoch<'a, 'j> {
                 };
                 let old = self.raw[i];
                 old.verify(old.size, true);
-                let align = align_log2.map_or(old.align, |a| (1 << a).min(RESIZE_MAX_NEW_ALIGN));
+                let align = align_log2.map_or(old.align, |a| 1 << a);
                 let new = Layout::from_size_align(old.size + extra, align).unwrap();
                 // SAFETY: `old` is a live block of this arena with `old.layout()`.
                 let grown = unsafe {
@@ -868,7 +858,7 @@ impl<'a, 'j> Epoch<'a, 'j> {
                     return;
                 };
                 let old = self.raw[i];
-                let align = align_log2.map_or(old.align, |a| (1 << a).min(RESIZE_MAX_NEW_ALIGN));
+                let align = align_log2.map_or(old.align, |a| 1 << a);
                 let new = Layout::from_size_align(size % (old.size + 1), align).unwrap();
                 // SAFETY: `old` is a live block of this arena with `old.layout()`.
                 let shrunk = unsafe { Allocator::shrink(&arena, old.ptr, old.layout(), new) };
