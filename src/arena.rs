@@ -224,6 +224,10 @@ impl<A: Allocator> OneWayAlloc<A> {
         &self.core
     }
 
+    pub(crate) fn core_mut(&mut self) -> &mut Core<A> {
+        &mut self.core
+    }
+
     // ----- The Netdata calls -------------------------------------------------------
 
     /// Allocates `size` uninitialized bytes, 16-byte aligned like `malloc`: Netdata's

@@ -43,6 +43,16 @@ pub(crate) struct BumpCore<A: Allocator> {
     backing: A,
 }
 
+/// A saved position of the arena (see [`BumpCore::restore`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Checkpoint {
+    page: Page,
+    cursor: NonNull<u8>,
+    used_before_current: usize,
+    requested: usize,
+    allocations: usize,
+}
+
 impl<A: Allocator> BumpCore<A> {
     /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`.
     pub(crate) fn new<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
@@ -258,6 +268,56 @@ impl<A: Allocator> BumpCore<A> {
         // never overlaps a live one.
         unsafe { ptr::copy_nonoverlapping(block.as_ptr(), moved.as_ptr(), keep) };
         Ok(moved)
+    }
+
+    /// The position of the arena now, to [`restore`](Self::restore) later.
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            page: self.current.get(),
+            cursor: self.cursor.get(),
+            used_before_current: self.used_before_current.get(),
+            requested: self.requested.get(),
+            allocations: self.allocations.get(),
+        }
+    }
+
+    /// Rolls the arena back to `checkpoint` in constant time: the checkpoint's page
+    /// becomes current again at its cursor; every page after it in list order (all
+    /// the pages made current since, which were placed after it) becomes unused, as
+    /// after a reset. Pages before it are untouched, and so are their blocks.
+    ///
+    /// # Safety
+    /// `checkpoint` must come from this core, with no `reset` or `trim` since, and no
+    /// block allocated after it may be used again.
+    pub(crate) unsafe fn restore(&self, checkpoint: Checkpoint) {
+        self.current.set(checkpoint.page);
+        self.cursor.set(checkpoint.cursor);
+        self.end.set(checkpoint.page.end_addr());
+        self.used_before_current.set(checkpoint.used_before_current);
+        self.requested.set(checkpoint.requested);
+        self.allocations.set(checkpoint.allocations);
+    }
+
+    /// Returns unused pages to the backing allocator, keeping the first ones in list
+    /// order while their sizes add up to at most `keep` bytes.
+    pub(crate) fn trim(&mut self, keep: usize) {
+        let mut before = self.current.get();
+        let mut kept = 0;
+        while let Some(page) = before.next() {
+            if kept + page.size() <= keep {
+                kept += page.size();
+                before = page;
+                continue;
+            }
+            let unlinked = before.unlink_next();
+            debug_assert_eq!(unlinked, Some(page));
+            self.pages.set(self.pages.get() - 1);
+            self.capacity.set(self.capacity.get() - page.size());
+            // SAFETY: the page came from `self.backing` and is unused (after the
+            // current page), so no block in it is live; it was unlinked above, so the
+            // list no longer reaches it.
+            unsafe { page.free(&self.backing) };
+        }
     }
 
     /// Whether an older `block` allocated with `old` is aligned for `new` by its page

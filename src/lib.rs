@@ -75,17 +75,20 @@
 #![cfg_attr(feature = "nightly", feature(allocator_api))]
 #![doc(test(attr(cfg_attr(feature = "nightly", feature(allocator_api)))))]
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod allocator_impl;
 mod arena;
 mod arith;
 #[cfg(not(onewayalloc_separate_blocks))]
 mod bump;
+pub mod collections;
 mod failure;
 // In sanitizer mode only the header size is used.
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
+mod scope;
+mod scratch;
 #[cfg(onewayalloc_separate_blocks)]
 mod separate;
 mod stats;
@@ -96,6 +99,11 @@ mod stats;
 type Core<A> = bump::BumpCore<A>;
 #[cfg(onewayalloc_separate_blocks)]
 type Core<A> = separate::SeparateBlocks<A>;
+/// A saved position of the [`Core`], for scopes.
+#[cfg(not(onewayalloc_separate_blocks))]
+type Checkpoint = bump::Checkpoint;
+#[cfg(onewayalloc_separate_blocks)]
+type Checkpoint = separate::Checkpoint;
 
 /// Bytes at the start of every page that hold its bookkeeping (a multiple of 16).
 /// A page of `size` bytes offers `size - PAGE_HEADER_SIZE` bytes of payload.
@@ -124,6 +132,8 @@ pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
+pub use scope::Scope;
+pub use scratch::with_scratch;
 pub use stats::{PageInfo, Stats};
 
 /// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the

@@ -165,6 +165,13 @@ impl Page {
         self.set_next(Some(new));
     }
 
+    /// Unlinks the page after `self` from the list and returns it.
+    pub(crate) fn unlink_next(self) -> Option<Page> {
+        let next = self.next()?;
+        self.set_next(next.next());
+        Some(next)
+    }
+
     /// Searches the pages after `self` (the unused pages when `self` is current) in
     /// list order for the first one that fits `layout` once rewound, moves it to
     /// immediately after `self`, and returns it. Skipped pages keep their order.

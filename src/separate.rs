@@ -19,6 +19,13 @@ use crate::arith::{self, dangling};
 use crate::failure::Failure;
 use crate::stats::{PageInfo, Stats};
 
+/// Saved counters (see [`SeparateBlocks::restore`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Checkpoint {
+    requested: usize,
+    allocations: usize,
+}
+
 /// The allocation state of one arena in sanitizer mode: counters only. Blocks are
 /// owned by whoever holds them, as with any allocator.
 pub(crate) struct SeparateBlocks<A: Allocator> {
@@ -116,6 +123,27 @@ impl<A: Allocator> SeparateBlocks<A> {
         self.requested.set(0);
         self.allocations.set(0);
     }
+
+    /// The counters of "since the last reset", to restore after a scope (blocks are
+    /// still released one by one).
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            requested: self.requested.get(),
+            allocations: self.allocations.get(),
+        }
+    }
+
+    /// Restores the counters; releases nothing.
+    ///
+    /// # Safety
+    /// None needed in this mode; `unsafe` to match the page mode's contract.
+    pub(crate) unsafe fn restore(&self, checkpoint: Checkpoint) {
+        self.requested.set(checkpoint.requested);
+        self.allocations.set(checkpoint.allocations);
+    }
+
+    /// No pages to trim in this mode.
+    pub(crate) fn trim(&mut self, _keep: usize) {}
 
     /// The counters: no pages; `capacity` and `used` are the bytes of live blocks.
     pub(crate) fn stats(&self) -> Stats {

@@ -1,0 +1,367 @@
+//! Collections in an arena, without spelling out the allocator parameter.
+//!
+//! `Vec`, `Box`, `HashMap` and `HashSet` are the `allocator-api2` and `hashbrown`
+//! types over `&'a OneWayAlloc`, so every method those crates document works.
+//! [`String`] is the arena's own, built on the arena `Vec<u8>` so it grows in
+//! place at the top of the arena; [`format_in!`](crate::format_in) formats into one.
+//!
+//! ```
+//! use onewayalloc::OneWayAlloc;
+//! use onewayalloc::collections::{HashMap, String, Vec};
+//! use onewayalloc::format_in;
+//!
+//! let arena = OneWayAlloc::new();
+//! let mut names: HashMap<String, usize> = HashMap::new_in(&arena);
+//! let mut order = Vec::new_in(&arena);
+//! for i in 0..3 {
+//!     let name = format_in!(&arena, "dim{i}");
+//!     order.push(name.clone());
+//!     names.insert(name, i);
+//! }
+//! assert_eq!(names["dim2"], 2); // looked up by &str
+//! assert_eq!(order[0], "dim0");
+//! ```
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::hash::{Hash, Hasher};
+use core::mem::ManuallyDrop;
+use core::ops::{Deref, DerefMut};
+
+use allocator_api2::alloc::{Allocator, Global};
+
+use crate::OneWayAlloc;
+
+/// A vector in an arena: `Vec::new_in(&arena)`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut v: onewayalloc::collections::Vec<u32> = onewayalloc::collections::Vec::new_in(&arena);
+/// v.push(1);
+/// ```
+pub type Vec<'a, T, A = Global> = allocator_api2::vec::Vec<T, &'a OneWayAlloc<A>>;
+
+/// A box in an arena: `Box::new_in(value, &arena)`. Dropping it runs the value's
+/// destructor (and rolls the arena back if it is the most recent block).
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let b: onewayalloc::collections::Box<[u8; 4]> = onewayalloc::collections::Box::new_in([1; 4], &arena);
+/// assert_eq!(b[3], 1);
+/// ```
+pub type Box<'a, T, A = Global> = allocator_api2::boxed::Box<T, &'a OneWayAlloc<A>>;
+
+/// A hash map in an arena, with hashbrown's default hasher: `HashMap::new_in(&arena)`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut m: onewayalloc::collections::HashMap<u32, &str> = onewayalloc::collections::HashMap::new_in(&arena);
+/// m.insert(1, "one");
+/// ```
+pub type HashMap<'a, K, V, A = Global> =
+    hashbrown::HashMap<K, V, hashbrown::DefaultHashBuilder, &'a OneWayAlloc<A>>;
+
+/// A hash set in an arena, with hashbrown's default hasher: `HashSet::new_in(&arena)`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut s: onewayalloc::collections::HashSet<u64> = onewayalloc::collections::HashSet::new_in(&arena);
+/// assert!(s.insert(7));
+/// ```
+pub type HashSet<'a, T, A = Global> =
+    hashbrown::HashSet<T, hashbrown::DefaultHashBuilder, &'a OneWayAlloc<A>>;
+
+/// A UTF-8 string in an arena, growing in place at the top of the arena.
+///
+/// It derefs to `str`, formats with [`fmt::Write`] (see [`format_in!`](crate::format_in)),
+/// hashes and compares like `str` (so it keys a `HashMap` looked up by `&str`), and
+/// [`into_str`](Self::into_str) turns it into a plain `&'a mut str` without copying.
+///
+/// # Examples
+/// ```
+/// use onewayalloc::{OneWayAlloc, collections::String};
+///
+/// let arena = OneWayAlloc::new();
+/// let mut s = String::new_in(&arena);
+/// s.push_str("netdata");
+/// s.push('!');
+/// assert_eq!(s, "netdata!");
+/// let kept: &str = s.into_str(); // no copy; lives as long as the arena borrow
+/// assert_eq!(kept.len(), 8);
+/// ```
+pub struct String<'a, A: Allocator = Global> {
+    bytes: Vec<'a, u8, A>,
+}
+
+impl<'a, A: Allocator> String<'a, A> {
+    /// An empty string; allocates nothing until something is pushed.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::new_in(&arena);
+    /// assert!(s.is_empty());
+    /// ```
+    pub fn new_in(arena: &'a OneWayAlloc<A>) -> Self {
+        String {
+            bytes: Vec::new_in(arena),
+        }
+    }
+
+    /// An empty string with room for `capacity` bytes.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::with_capacity_in(64, &arena);
+    /// assert!(s.capacity() >= 64);
+    /// ```
+    pub fn with_capacity_in(capacity: usize, arena: &'a OneWayAlloc<A>) -> Self {
+        String {
+            bytes: Vec::with_capacity_in(capacity, arena),
+        }
+    }
+
+    /// A copy of `s` in the arena.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::from_str_in("abc", &arena);
+    /// assert_eq!(s, "abc");
+    /// ```
+    pub fn from_str_in(s: &str, arena: &'a OneWayAlloc<A>) -> Self {
+        let mut string = Self::with_capacity_in(s.len(), arena);
+        string.push_str(s);
+        string
+    }
+
+    /// Appends a character.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// s.push('é');
+    /// assert_eq!(s.len(), 2);
+    /// ```
+    pub fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    /// Appends a string slice.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// s.push_str("cpu");
+    /// s.push_str(".user");
+    /// assert_eq!(s, "cpu.user");
+    /// ```
+    pub fn push_str(&mut self, s: &str) {
+        self.bytes.extend_from_slice(s.as_bytes());
+    }
+
+    /// The contents as a `str`.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::from_str_in("x", &arena);
+    /// assert_eq!(s.as_str(), "x");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        // SAFETY: the bytes only ever come from `str`s, whole.
+        unsafe { core::str::from_utf8_unchecked(&self.bytes) }
+    }
+
+    /// The contents as a mutable `str`.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::from_str_in("ab", &arena);
+    /// s.as_mut_str().make_ascii_uppercase();
+    /// assert_eq!(s, "AB");
+    /// ```
+    pub fn as_mut_str(&mut self) -> &mut str {
+        // SAFETY: the bytes only ever come from `str`s, whole; a `&mut str` can only
+        // be changed in ways that keep it UTF-8.
+        unsafe { core::str::from_utf8_unchecked_mut(&mut self.bytes) }
+    }
+
+    /// Bytes the string can hold without growing.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// assert_eq!(onewayalloc::collections::String::new_in(&arena).capacity(), 0);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    /// Empties the string, keeping its capacity.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::from_str_in("abc", &arena);
+    /// s.clear();
+    /// assert!(s.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+    }
+
+    /// Gives up ownership and returns the contents as a `&'a mut str` that lives as
+    /// long as the arena borrow, without copying (bumpalo's `into_bump_str`). Unused
+    /// capacity stays in the arena until reset.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut names = Vec::new();
+    /// for i in 0..3 {
+    ///     names.push(onewayalloc::format_in!(&arena, "n{i}").into_str());
+    /// }
+    /// assert_eq!(names, ["n0", "n1", "n2"]);
+    /// ```
+    pub fn into_str(self) -> &'a mut str {
+        let mut bytes = ManuallyDrop::new(self.bytes);
+        let (ptr, len) = (bytes.as_mut_ptr(), bytes.len());
+        // SAFETY: the buffer belongs to the arena, which stays borrowed (and so
+        // neither reset nor dropped) for `'a`; the vector is never dropped, so the
+        // buffer is never deallocated or reused while the reference lives. Its `len`
+        // bytes are initialized UTF-8 (they only ever come from `str`s).
+        unsafe { core::str::from_utf8_unchecked_mut(core::slice::from_raw_parts_mut(ptr, len)) }
+    }
+
+    /// The underlying byte vector.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::from_str_in("ab", &arena);
+    /// assert_eq!(s.into_bytes(), [b'a', b'b']);
+    /// ```
+    pub fn into_bytes(self) -> Vec<'a, u8, A> {
+        self.bytes
+    }
+}
+
+impl<A: Allocator> Deref for String<'_, A> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<A: Allocator> DerefMut for String<'_, A> {
+    fn deref_mut(&mut self) -> &mut str {
+        self.as_mut_str()
+    }
+}
+
+impl<A: Allocator> fmt::Write for String<'_, A> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+
+    fn write_char(&mut self, c: char) -> fmt::Result {
+        self.push(c);
+        Ok(())
+    }
+}
+
+impl<A: Allocator> fmt::Display for String<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl<A: Allocator> fmt::Debug for String<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl<A: Allocator> Clone for String<'_, A> {
+    fn clone(&self) -> Self {
+        String {
+            bytes: self.bytes.clone(),
+        }
+    }
+}
+
+impl<A: Allocator> PartialEq for String<'_, A> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl<A: Allocator> Eq for String<'_, A> {}
+
+impl<A: Allocator> PartialEq<str> for String<'_, A> {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl<A: Allocator> PartialEq<&str> for String<'_, A> {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl<A: Allocator> PartialOrd for String<'_, A> {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<A: Allocator> Ord for String<'_, A> {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+/// Hashes like `str`, as `Borrow<str>` requires.
+impl<A: Allocator> Hash for String<'_, A> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl<A: Allocator> Borrow<str> for String<'_, A> {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<A: Allocator> AsRef<str> for String<'_, A> {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<A: Allocator> AsRef<[u8]> for String<'_, A> {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+/// Formats into a [`String`](crate::collections::String) in an arena, like
+/// `format!`: `format_in!(&arena, "{x} and {y}")`.
+///
+/// # Panics
+/// Panics if a `Display` implementation returns an error (as `format!` does), or,
+/// like any arena allocation, if memory runs out.
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let line = onewayalloc::format_in!(&arena, "{} = {:.1}", "cpu", 12.34);
+/// assert_eq!(line, "cpu = 12.3");
+/// ```
+#[macro_export]
+macro_rules! format_in {
+    ($arena:expr, $($arg:tt)*) => {{
+        let mut string = $crate::collections::String::new_in($arena);
+        ::core::fmt::Write::write_fmt(&mut string, ::core::format_args!($($arg)*))
+            .expect("a formatting trait implementation returned an error");
+        string
+    }};
+}

@@ -1,0 +1,273 @@
+//! Nested scopes with constant-time rollback.
+//!
+//! [`OneWayAlloc::scope`] runs a closure with a [`Scope`] handle; everything
+//! allocated through it lives for the scope's lifetime `'s`, and when the closure
+//! returns the arena rolls back to where it was, keeping its pages. The closure is
+//! generic over `'s`, so nothing allocated in the scope can escape it: that is what
+//! makes the rollback sound without any run-time check.
+
+use core::alloc::Layout;
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+
+use allocator_api2::alloc::{AllocError, Allocator, Global};
+
+use crate::stats::{PageInfo, Stats};
+use crate::{Checkpoint, OneWayAlloc};
+
+/// A handle to allocate from an arena for the lifetime `'s` of a scope, from
+/// [`OneWayAlloc::scope`] or [`Scope::scope`].
+///
+/// It has the arena's allocation calls, each returning memory that lives for `'s`
+/// (not just for the borrow of the handle), and `&Scope` implements [`Allocator`].
+/// While an inner scope is open the outer handle is mutably borrowed, so it cannot
+/// allocate; blocks it made before stay valid.
+///
+/// # Examples
+/// ```
+/// use onewayalloc::OneWayAlloc;
+/// use onewayalloc::allocator_api2::vec::Vec;
+///
+/// let mut arena = OneWayAlloc::new();
+/// let total = arena.scope(|request| {
+///     let user = request.alloc_str("ada"); // lives for the whole scope
+///     let len = request.scope(|scratch| {
+///         let mut parts = Vec::new_in(&*scratch);
+///         parts.extend(user.split('d'));
+///         parts.len() // only plain values leave a scope
+///     });
+///     user.len() + len // `user` is still valid after the inner scope
+/// });
+/// assert_eq!(total, 5);
+/// assert_eq!(arena.stats().used, 0); // everything was rolled back
+/// ```
+///
+/// Nothing allocated in a scope can leave it:
+///
+/// ```compile_fail
+/// let mut arena = onewayalloc::OneWayAlloc::new();
+/// let escaped = arena.scope(|s| s.alloc(1u32)); // error: borrowed data escapes
+/// ```
+///
+/// ```compile_fail,E0521
+/// use onewayalloc::allocator_api2::vec::Vec;
+/// let mut arena = onewayalloc::OneWayAlloc::new();
+/// arena.scope(|outer| {
+///     let mut kept = None;
+///     outer.scope(|inner| {
+///         let v: Vec<u8, _> = Vec::new_in(&*inner);
+///         kept = Some(v); // error: the inner scope's Vec cannot outlive it
+///     });
+/// });
+/// ```
+///
+/// ```compile_fail,E0499
+/// let mut arena = onewayalloc::OneWayAlloc::new();
+/// arena.scope(|outer| {
+///     outer.scope(|_inner| {
+///         outer.alloc(1u8); // error: the outer scope is borrowed by the inner one
+///     });
+/// });
+/// ```
+pub struct Scope<'s, A: Allocator = Global> {
+    // Never handed out: a `&'s OneWayAlloc` would allocate for `'s` past a rollback.
+    arena: &'s OneWayAlloc<A>,
+}
+
+/// Runs `f` with a scope over `arena` and rolls the arena back afterwards, also
+/// when `f` panics. The caller must hold exclusive access to the arena (`&mut` to
+/// it or to the outer scope) for the whole call.
+fn run_scope<A: Allocator, R>(
+    arena: &OneWayAlloc<A>,
+    f: impl for<'s> FnOnce(&mut Scope<'s, A>) -> R,
+) -> R {
+    struct Rollback<'a, A: Allocator> {
+        arena: &'a OneWayAlloc<A>,
+        checkpoint: Checkpoint,
+    }
+    impl<A: Allocator> Drop for Rollback<'_, A> {
+        fn drop(&mut self) {
+            // SAFETY: the checkpoint is this arena's, taken just before `f` ran. No
+            // reset or trim happened since (both need `&mut` to the arena, which the
+            // caller holds exclusively). Every block allocated since was allocated
+            // through the `Scope<'s>` given to `f`, which is generic over `'s`: no
+            // such block (nor any collection using it) can outlive `f`.
+            unsafe { self.arena.core().restore(self.checkpoint) }
+        }
+    }
+    let _rollback = Rollback {
+        arena,
+        checkpoint: arena.core().checkpoint(),
+    };
+    f(&mut Scope { arena })
+}
+
+impl<A: Allocator> OneWayAlloc<A> {
+    /// Runs `f` with a [`Scope`] of the arena, then rolls the arena back to where it
+    /// was, in constant time, keeping every page: pages taken inside the scope become
+    /// unused pages, as after [`reset`](Self::reset). Allocations made before are not
+    /// affected. After the scope, `stats().used`, `requested` and `allocations` are
+    /// what they were before it, and running the same scope again takes no new page.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// for request in ["GET /a", "GET /bb"] {
+    ///     let path_len = arena.scope(|s| {
+    ///         let words = s.alloc_slice_copy(&request.split(' ').collect::<Vec<_>>());
+    ///         words[1].len()
+    ///     });
+    ///     assert!(path_len >= 2);
+    /// }
+    /// assert_eq!(arena.stats().allocations, 0);
+    /// ```
+    pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&mut Scope<'s, A>) -> R) -> R {
+        run_scope(self, f)
+    }
+}
+
+/// Generates the scope's delegating calls: each returns what the arena's call does,
+/// for the scope's lifetime.
+macro_rules! delegate {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident $([$($generic:tt)*])? ($($arg:ident: $ty:ty),*) -> $ret:ty;
+    )*) => {$(
+        $(#[$doc])*
+        #[inline]
+        pub fn $name $(<$($generic)*>)? (&self, $($arg: $ty),*) -> $ret {
+            self.arena.$name($($arg),*)
+        }
+    )*};
+}
+
+// Every `&mut` these calls return points to a fresh block; see arena.rs.
+#[allow(clippy::mut_from_ref)]
+impl<'s, A: Allocator> Scope<'s, A> {
+    delegate! {
+        /// [`OneWayAlloc::alloc`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(*s.alloc(3u8), 3));
+        /// ```
+        fn alloc[T](value: T) -> &'s mut T;
+        /// [`OneWayAlloc::try_alloc`] for the scope's lifetime.
+        fn try_alloc[T](value: T) -> Result<&'s mut T, AllocError>;
+        /// [`OneWayAlloc::alloc_with`] for the scope's lifetime.
+        fn alloc_with[T](f: impl FnOnce() -> T) -> &'s mut T;
+        /// [`OneWayAlloc::try_alloc_with`] for the scope's lifetime.
+        fn try_alloc_with[T](f: impl FnOnce() -> T) -> Result<&'s mut T, AllocError>;
+        /// [`OneWayAlloc::alloc_bytes`] for the scope's lifetime.
+        fn alloc_bytes(size: usize) -> &'s mut [MaybeUninit<u8>];
+        /// [`OneWayAlloc::try_alloc_bytes`] for the scope's lifetime.
+        fn try_alloc_bytes(size: usize) -> Result<&'s mut [MaybeUninit<u8>], AllocError>;
+        /// [`OneWayAlloc::alloc_zeroed`] for the scope's lifetime.
+        fn alloc_zeroed(nmemb: usize, size: usize) -> &'s mut [u8];
+        /// [`OneWayAlloc::try_alloc_zeroed`] for the scope's lifetime.
+        fn try_alloc_zeroed(nmemb: usize, size: usize) -> Result<&'s mut [u8], AllocError>;
+        /// [`OneWayAlloc::alloc_str`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_str("hi"), "hi"));
+        /// ```
+        fn alloc_str(s: &str) -> &'s mut str;
+        /// [`OneWayAlloc::try_alloc_str`] for the scope's lifetime.
+        fn try_alloc_str(s: &str) -> Result<&'s mut str, AllocError>;
+        /// [`OneWayAlloc::alloc_slice_copy`] for the scope's lifetime.
+        fn alloc_slice_copy[T: Copy](src: &[T]) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_slice_copy`] for the scope's lifetime.
+        fn try_alloc_slice_copy[T: Copy](src: &[T]) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_slice_fill_with`] for the scope's lifetime.
+        fn alloc_slice_fill_with[T](len: usize, f: impl FnMut(usize) -> T) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_slice_fill_with`] for the scope's lifetime.
+        fn try_alloc_slice_fill_with[T](
+            len: usize,
+            f: impl FnMut(usize) -> T
+        ) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_layout`] (the block lives for the scope's lifetime).
+        fn alloc_layout(layout: Layout) -> NonNull<u8>;
+        /// [`OneWayAlloc::try_alloc_layout`] (the block lives for the scope's lifetime).
+        fn try_alloc_layout(layout: Layout) -> Result<NonNull<u8>, AllocError>;
+        /// The arena's [`OneWayAlloc::stats`].
+        fn stats() -> Stats;
+    }
+
+    /// The arena's [`OneWayAlloc::pages`].
+    pub fn pages(&self) -> impl Iterator<Item = PageInfo> + '_ {
+        self.arena.pages()
+    }
+
+    /// Opens an inner scope: runs `f` with it, then rolls the arena back to where it
+    /// was before, in constant time. Blocks this scope made before stay valid inside
+    /// and after; this scope cannot allocate while the inner one is open.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// arena.scope(|outer| {
+    ///     let kept = outer.alloc(1u64);
+    ///     let used = outer.stats().used;
+    ///     outer.scope(|inner| {
+    ///         inner.alloc_bytes(100_000); // takes a second page
+    ///         *kept += 1;
+    ///     });
+    ///     assert_eq!(outer.stats().used, used);
+    ///     assert_eq!(*kept, 2);
+    /// });
+    /// ```
+    pub fn scope<R>(&mut self, f: impl for<'i> FnOnce(&mut Scope<'i, A>) -> R) -> R {
+        run_scope(self.arena, f)
+    }
+}
+
+// SAFETY: every call goes to the arena's own `Allocator` implementation, whose
+// blocks stay valid until a reset or a rollback; a `&Scope` borrows the scope
+// handle, and the scope cannot be rolled back (nor an inner scope opened, which
+// needs `&mut`) while that borrow, and so any collection using it, is alive.
+unsafe impl<A: Allocator> Allocator for &Scope<'_, A> {
+    #[inline(always)]
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        self.arena.allocate(layout)
+    }
+
+    #[inline]
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: forwarded from the caller: a live block of this arena with `layout`.
+        unsafe { self.arena.deallocate(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn grow(
+        &self,
+        ptr: NonNull<u8>,
+        old_layout: Layout,
+        new_layout: Layout,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.arena.grow(ptr, old_layout, new_layout) }
+    }
+
+    #[inline]
+    unsafe fn grow_zeroed(
+        &self,
+        ptr: NonNull<u8>,
+        old_layout: Layout,
+        new_layout: Layout,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.arena.grow_zeroed(ptr, old_layout, new_layout) }
+    }
+
+    #[inline]
+    unsafe fn shrink(
+        &self,
+        ptr: NonNull<u8>,
+        old_layout: Layout,
+        new_layout: Layout,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.arena.shrink(ptr, old_layout, new_layout) }
+    }
+}
