@@ -18,7 +18,8 @@ use crate::failure::Failure;
 use crate::page::Page;
 use crate::stats::{PageInfo, Stats};
 
-/// The allocation state of one arena.
+/// The allocation state of one arena. Its owner, the arena, releases the pages
+/// when it is dropped ([`BumpCore::release_pages`]).
 ///
 /// Invariants:
 /// - the page list starting at `first` holds every page the arena owns, each obtained
@@ -320,6 +321,22 @@ impl<A: Allocator> BumpCore<A> {
         }
     }
 
+    /// Returns every page to the backing allocator, the unused ones included.
+    ///
+    /// # Safety
+    /// Called once, as the arena is dropped: neither the core nor any block of it
+    /// may be used afterwards.
+    pub(crate) unsafe fn release_pages(&mut self) {
+        let mut next = Some(self.first);
+        while let Some(page) = next {
+            next = page.next();
+            // SAFETY: every page in the list came from `self.backing`; the next link
+            // was read before the page is freed, and by the caller's guarantee no
+            // handle or block pointer is used again.
+            unsafe { page.free(&self.backing) };
+        }
+    }
+
     /// Whether an older `block` allocated with `old` is aligned for `new` by its page
     /// offset, so that it may stay where it is: it is aligned by address, and its
     /// page guarantees `new.align()`. Every page guarantees MIN_PAGE_ALIGN and the
@@ -389,18 +406,5 @@ impl<A: Allocator> BumpCore<A> {
                 current: is_current,
             }
         })
-    }
-}
-
-impl<A: Allocator> Drop for BumpCore<A> {
-    fn drop(&mut self) {
-        let mut next = Some(self.first);
-        while let Some(page) = next {
-            next = page.next();
-            // SAFETY: every page in the list came from `self.backing`; the next link
-            // was read before the page is freed, and the core is being dropped, so no
-            // handle or block pointer is used again.
-            unsafe { page.free(&self.backing) };
-        }
     }
 }

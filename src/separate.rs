@@ -142,6 +142,13 @@ impl<A: Allocator> SeparateBlocks<A> {
         self.allocations.set(checkpoint.allocations);
     }
 
+    /// Releases nothing: blocks still outstanding stay allocated, so a leak checker
+    /// reports them.
+    ///
+    /// # Safety
+    /// None needed in this mode; `unsafe` to match the page mode's contract.
+    pub(crate) unsafe fn release_pages(&mut self) {}
+
     /// No pages to trim in this mode.
     pub(crate) fn trim(&mut self, _keep: usize) {}
 
