@@ -16,7 +16,9 @@ fn aliases_build_in_the_arena() {
     let mut s: HashSet<u32> = HashSet::new_in(&arena);
     s.insert(3);
     assert_eq!(b.len(), 10);
-    assert_eq!(arena.stats().allocations, before + 5);
+    // The vector, its clone (exactly sized, so boxing it does not reallocate), the map
+    // and the set.
+    assert_eq!(arena.stats().allocations, before + 4);
 }
 
 #[test]
