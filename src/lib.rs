@@ -26,6 +26,25 @@
 //! assert_eq!(arena.stats().page_allocations, 1);
 //! ```
 //!
+//! # When to use it, and when not
+//!
+//! Use an arena when a unit of work (a query, a request, a frame, a compiler pass)
+//! allocates many small things that all die together: allocation is a pointer
+//! bump, freeing is one `reset`, and the pages are reused by the next unit of work
+//! without asking the system allocator again. [`OneWayAlloc::scope`] gives nested
+//! units constant-time rollback, and [`with_scratch`] gives each thread a retained
+//! arena for per-request scratch work.
+//!
+//! Do not use it for:
+//! - **long-lived data**: nothing is freed until `reset` or drop, so an arena that
+//!   lives as long as the program keeps its high-water memory forever;
+//! - **data freed piecemeal**: `deallocate` only rolls back the most recent block,
+//!   so a queue or cache that frees in another order only grows until reset;
+//! - **sharing across threads**: the arena is `Send` but not `Sync`; use one arena
+//!   per worker (or [`with_scratch`]), and move results out before the reset;
+//! - **values that need their destructors run**: the arena reclaims memory without
+//!   dropping the values in it (an arena `Vec` or `Box` still drops its contents).
+//!
 //! # How it works
 //!
 //! - **Pages.** The arena obtains pages from a backing allocator (the global one by
@@ -64,11 +83,22 @@
 //! panicking (on size overflow) or calling [`handle_alloc_error`] (when the backing
 //! allocator refuses a page); after a failed call the arena still works.
 //!
+//! # Collections
+//!
+//! [`collections`] has `Vec`, `Box`, `HashMap` and `HashSet` aliases over
+//! `&OneWayAlloc`, an arena [`String`](collections::String) that grows in place,
+//! and [`format_in!`].
+//!
 //! # Cargo features
 //!
 //! - `nightly` (nightly toolchain): `allocator-api2` re-exports the standard
 //!   library's `Allocator`, so `std::vec::Vec::new_in(&arena)` and
 //!   `std::boxed::Box::new_in` work too.
+//! - `separate-blocks`: the sanitizer mode. Every allocation is its own block of
+//!   the backing allocator, so AddressSanitizer, Valgrind and Miri see each one;
+//!   `reset` releases nothing and dropping the arena does not release blocks still
+//!   outstanding, so a leak checker reports them. It switches on by itself under
+//!   `-Zsanitizer=address`; [`SEPARATE_BLOCKS`] tells which mode a build runs.
 //!
 //! [Netdata]: https://github.com/netdata/netdata
 //! [`handle_alloc_error`]: allocator_api2::alloc::handle_alloc_error
