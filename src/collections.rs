@@ -154,8 +154,19 @@ impl<'a, A: Allocator> String<'a, A> {
     /// s.push_str(".user");
     /// assert_eq!(s, "cpu.user");
     /// ```
+    #[inline]
     pub fn push_str(&mut self, s: &str) {
-        self.bytes.extend_from_slice(s.as_bytes());
+        // One memcpy: allocator-api2's `extend_from_slice` goes element by element.
+        let len = self.bytes.len();
+        self.bytes.reserve(s.len());
+        // SAFETY: `reserve` made room for `s.len()` more bytes after `len`; the
+        // source is a `str` elsewhere (it cannot overlap the vector's spare
+        // capacity), and once copied those bytes are initialized, so the length may
+        // cover them.
+        unsafe {
+            core::ptr::copy_nonoverlapping(s.as_ptr(), self.bytes.as_mut_ptr().add(len), s.len());
+            self.bytes.set_len(len + s.len());
+        }
     }
 
     /// The contents as a `str`.
