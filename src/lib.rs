@@ -171,3 +171,8 @@ pub use stats::{PageInfo, Stats};
 pub use allocator_api2;
 /// The `hashbrown` crate, re-exported so its `HashMap` matches the arena's `Allocator`.
 pub use hashbrown;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
