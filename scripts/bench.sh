@@ -5,29 +5,35 @@
 # It runs examples/context_query.rs, linked_list.rs and reuse.rs, and the criterion
 # benchmarks `cargo bench --bench alloc` when benches/alloc.rs exists.
 #
-# Usage: scripts/bench.sh [--skip-criterion] [--quick] [--out DIR]
+# Usage: scripts/bench.sh [--skip-criterion] [--quick] [--out DIR] [--wait SECONDS]
 #   --skip-criterion  do not run the criterion benchmarks
 #   --quick           tiny sizes, to check the script itself in seconds
 #   --out DIR         write results.md and context_query.svg there (default: docs)
+#   --wait SECONDS    wait up to this long for the machine to be quiet first (default 300)
 #
-# Run it on a quiet machine: every other process shows in the numbers, and the load
-# average before and after the run is recorded with them.
+# Every other process shows in the numbers, so the script waits for a quiet machine
+# and records, for each example, how many CPUs other processes kept busy meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 criterion=1
 quick=0
 out=docs
+wait_max=300
 while [ $# -gt 0 ]; do
     case "$1" in
     --skip-criterion) criterion=0 ;;
     --quick) quick=1 ;;
+    --wait)
+        wait_max=${2:?--wait needs a number of seconds}
+        shift
+        ;;
     --out)
         out=${2:?--out needs a directory}
         shift
         ;;
     -h | --help)
-        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -53,15 +59,44 @@ echo "building the examples" >&2
 cargo build --release --example context_query --example linked_list --example reuse
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
+
+# Clock ticks the whole machine spent busy, and those of this shell's finished
+# children; "other" CPU use is the first minus the second.
+ticks() {
+    local busy=0 ours=0
+    if [ -r /proc/stat ]; then
+        busy=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat)
+        ours=$(awk '{ print $16 + $17 }' "/proc/$$/stat")
+    fi
+    echo "$busy $ours $EPOCHREALTIME"
+}
+# CPUs that other processes kept busy on average between two `ticks`.
+others() {
+    awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+        split(a, x, " "); split(b, y, " ");
+        wall = y[3] - x[3]; if (wall <= 0) { print "0.00"; exit }
+        busy = (y[1] - x[1]) - (y[2] - x[2]); if (busy < 0) busy = 0;
+        printf "%.2f", busy / hz / wall }'
+}
+
+# Wait for a quiet machine: others below 0.1 CPU over 5 seconds.
+waited=0
+while :; do
+    t0=$(ticks)
+    sleep 5
+    load=$(others "$t0" "$(ticks)")
+    if awk -v l="$load" 'BEGIN { exit !(l < 0.1) }'; then
+        break
+    fi
+    if [ "$waited" -ge "$wait_max" ]; then
+        echo "warning: other processes still use $load CPUs; the results will be noisy" >&2
+        break
+    fi
+    echo "waiting for a quiet machine (others use $load CPUs)" >&2
+    waited=$((waited + 5))
+done
 cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1)
 load_before=$(loadavg)
-case "$load_before" in
-[0-9].* | [0-9][0-9]*) busy=$(awk -v l="${load_before%% *}" 'BEGIN { print (l > 0.5) }') ;;
-*) busy=0 ;;
-esac
-if [ "$busy" = 1 ]; then
-    echo "warning: load average $load_before before the run; the results will be noisy" >&2
-fi
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git diff --quiet HEAD -- src examples 2>/dev/null; then
     commit="$commit (with uncommitted changes in src/ or examples/)"
@@ -72,7 +107,11 @@ run() { # example, args...: prints the command and its Markdown output
     shift
     echo "running $example $*" >&2
     printf '```sh\ncargo run --release --example %s -- %s\n```\n\n' "$example" "$*"
+    local t0
+    t0=$(ticks)
     cargo run --release -q --example "$example" -- "$@"
+    printf '_While it ran, other processes kept %s of %s CPUs busy on average._\n' \
+        "$(others "$t0" "$(ticks)")" "$(nproc)"
 }
 
 tmp=$(mktemp)
@@ -82,7 +121,8 @@ trap 'rm -f "$tmp"' EXIT
     echo
     echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'):"
     echo "\`$(uname -m)\`, $(nproc) CPUs (${cpu:-unknown CPU}), load average $load_before"
-    echo "before the run; $(rustc --version); commit $commit."
+    echo "before the run (other processes: $load CPUs over the 5 s before it);"
+    echo "$(rustc --version); commit $commit."
     if [ "$quick" = 1 ]; then
         echo
         echo "**Quick run (--quick): tiny sizes that only check the script; the numbers mean nothing.**"
