@@ -166,5 +166,6 @@ trap 'rm -f "$tmp"' EXIT
     echo "Load average after the run: $(loadavg)."
 } >"$tmp"
 mv "$tmp" "$out/results.md"
+chmod 644 "$out/results.md" # mktemp made it private
 trap - EXIT
 echo "wrote $out/results.md and $out/context_query.svg" >&2
