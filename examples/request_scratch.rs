@@ -17,6 +17,8 @@
 //! cargo run --release --example request_scratch [-- --requests N]
 //! ```
 
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
+
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
