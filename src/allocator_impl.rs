@@ -36,15 +36,25 @@ unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
         unsafe { self.core().dealloc(ptr, layout) }
     }
 
-    /// Extends the most recent block in place when the current page has room;
-    /// otherwise allocates and copies.
-    #[inline]
+    /// Extends the most recent block in place when the current page has room (an
+    /// inline check, then the general path out of line); otherwise allocates and
+    /// copies.
+    #[inline(always)]
     unsafe fn grow(
         &self,
         ptr: NonNull<u8>,
         old_layout: Layout,
         new_layout: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
+        #[cfg(not(onewayalloc_separate_blocks))]
+        {
+            // SAFETY: the trait's contract: `ptr` is a live block of this arena with
+            // `old_layout`, and `new_layout.size() >= old_layout.size()`.
+            let grown = unsafe { self.core().grow_in_place(ptr, old_layout, new_layout) };
+            if let Some(block) = grown {
+                return Ok(NonNull::slice_from_raw_parts(block, new_layout.size()));
+            }
+        }
         // SAFETY: the trait's contract: `ptr` is a live block of this arena with `old_layout`.
         unsafe { self.resize_block(ptr, old_layout, new_layout) }
     }
@@ -59,7 +69,7 @@ unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
         new_layout: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
         // SAFETY: the trait's contract, as for `grow`.
-        let block = unsafe { self.resize_block(ptr, old_layout, new_layout)? };
+        let block = unsafe { self.grow(ptr, old_layout, new_layout)? };
         let old = old_layout.size();
         // SAFETY: the block holds `new_layout.size() >= old` bytes (the trait's
         // contract), so the tail `old..new` is inside it.

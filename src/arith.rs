@@ -25,6 +25,28 @@ fn page_align(align: usize, os_page: usize) -> usize {
     align.max(os_page).max(MIN_PAGE_ALIGN)
 }
 
+/// What page sizes are rounded up to: the OS page, and at least [`MIN_PAGE_ALIGN`]
+/// (the same on every system whose OS page is 4 KiB or more). With pages aligned to
+/// at least `MIN_PAGE_ALIGN`, every page then ends on a multiple of it, which the
+/// fast path relies on (see [`ADDR_LIMIT`]).
+fn page_granule(os_page: usize) -> usize {
+    os_page.max(MIN_PAGE_ALIGN)
+}
+
+/// The highest multiple of [`MIN_PAGE_ALIGN`]: no page ends above it. A block start
+/// rounded up to at most `MIN_PAGE_ALIGN` from a cursor below a page end stays at
+/// or below that end, hence at or below this, so adding a size below
+/// `MIN_PAGE_ALIGN` to it cannot overflow.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
+pub(crate) const ADDR_LIMIT: usize = usize::MAX & !(MIN_PAGE_ALIGN - 1);
+
+/// How far ahead of the cursor the fast path may bump before it takes the slow
+/// path: 2^30 - 1 bytes. It bounds the bytes the fast path counts between two
+/// flushes of its packed counters (see `bump::COUNT_SHIFT`). Only pages larger than
+/// 1 GiB ever reach it.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
+pub(crate) const FAST_WINDOW: usize = (1 << 30) - 1;
+
 /// Size of the first page target, header included (64 KiB).
 pub(crate) const MIN_PAGE_SIZE: usize = 64 * 1024;
 
@@ -47,11 +69,12 @@ pub(crate) fn page_target(nth: usize) -> usize {
 }
 
 /// Layout of the first page for a size hint: `max(64 KiB, header + hint)` rounded up
-/// to a multiple of `os_page`, so that `hint` bytes of 16-byte-aligned payload fit
-/// after the header. `None` if that size overflows `isize`.
+/// to a multiple of `os_page` (and of [`MIN_PAGE_ALIGN`]), so that `hint` bytes of
+/// 16-byte-aligned payload fit after the header. `None` if that size overflows
+/// `isize`.
 pub(crate) fn first_page_layout(size_hint: usize, os_page: usize) -> Option<Layout> {
     let needed = HEADER_SIZE.checked_add(size_hint)?.max(MIN_PAGE_SIZE);
-    let size = needed.checked_next_multiple_of(os_page)?;
+    let size = needed.checked_next_multiple_of(page_granule(os_page))?;
     Layout::from_size_align(size, page_align(PAGE_ALIGN, os_page)).ok()
 }
 
@@ -68,7 +91,7 @@ pub(crate) fn payload_offset(align: usize) -> usize {
 ///
 /// The page is the larger of its target ([`page_target`]) and what the request
 /// needs (the header aligned to the request's alignment, plus the payload), rounded
-/// up to a multiple of `os_page`, and aligned to the request's alignment, the OS
+/// up to a multiple of `os_page` (and of [`MIN_PAGE_ALIGN`]), and aligned to the request's alignment, the OS
 /// page or [`MIN_PAGE_ALIGN`], whichever is largest.
 /// A large request therefore gets exactly the page it needs and nothing more, and it
 /// does not change the target of later pages. `None` if the size overflows `isize`.
@@ -76,7 +99,7 @@ pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Op
     let needed = payload_offset(request.align()).checked_add(request.size())?;
     let size = needed
         .max(page_target(nth))
-        .checked_next_multiple_of(os_page)?;
+        .checked_next_multiple_of(page_granule(os_page))?;
     Layout::from_size_align(size, page_align(request.align(), os_page)).ok()
 }
 
@@ -96,6 +119,52 @@ pub(crate) fn bump_padding(cursor: usize, end: usize, size: usize, align: usize)
     } else {
         None
     }
+}
+
+/// The end of a page ending at address `end` as the bump core uses it: rounded down
+/// to [`MIN_PAGE_ALIGN`]. Page sizes are multiples of it and pages are aligned to it,
+/// so this is `end` itself; the rounding makes "the end is a multiple of
+/// `MIN_PAGE_ALIGN`" hold by construction.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
+#[inline]
+pub(crate) fn usable_end(end: usize) -> usize {
+    end & !(MIN_PAGE_ALIGN - 1)
+}
+
+/// `addr` rounded up to `align` (a power of two). Requires `addr + align - 1` not to
+/// overflow, which holds for `addr` at or below a page end and `align` at most
+/// [`MIN_PAGE_ALIGN`] (see [`ADDR_LIMIT`]).
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
+#[inline(always)]
+pub(crate) fn align_up(addr: usize, align: usize) -> usize {
+    (addr + (align - 1)) & !(align - 1)
+}
+
+/// The end of a block of `size` bytes starting at address `start`, if it is not
+/// empty and ends at or before `end`: `None` for `size == 0`, for a block past
+/// `end`, and for one whose end overflows the address space. One comparison each:
+/// a wrapped or empty block ends at or before its start.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
+#[inline(always)]
+pub(crate) fn bump_end(start: usize, end: usize, size: usize) -> Option<usize> {
+    let block_end = start.wrapping_add(size);
+    if start < block_end && block_end <= end {
+        Some(block_end)
+    } else {
+        None
+    }
+}
+
+/// The fast-path limit for a cursor at `cursor` in a page whose usable end is
+/// `page_end` (a multiple of [`MIN_PAGE_ALIGN`], at or after `cursor`): the page
+/// end, or [`FAST_WINDOW`] bytes ahead rounded down to `MIN_PAGE_ALIGN` if that
+/// comes first. The result is a multiple of `MIN_PAGE_ALIGN` between `cursor` and
+/// `page_end`.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
+pub(crate) fn window_end(cursor: usize, page_end: usize) -> usize {
+    debug_assert!(cursor <= page_end && page_end % MIN_PAGE_ALIGN == 0);
+    let window = cursor.saturating_add(FAST_WINDOW) & !(MIN_PAGE_ALIGN - 1);
+    window.min(page_end)
 }
 
 /// Whether `addr` is a multiple of `align` (a power of two).
@@ -182,6 +251,44 @@ mod tests {
         assert_eq!(bump_padding(0x1ff8, 0x2000, 8, 8), Some(0));
         let max_align = 1usize << 62;
         assert_eq!(bump_padding(0x1000, 0x2000, 1, max_align), None);
+    }
+
+    #[test]
+    fn page_sizes_are_multiples_of_min_page_align() {
+        // An OS page below MIN_PAGE_ALIGN still gives pages that end on a multiple
+        // of it (pages are aligned to at least MIN_PAGE_ALIGN).
+        assert_eq!(first_page_layout(70_000, 1024).unwrap().size(), 72 * 1024);
+        let big = Layout::from_size_align(100_000, 8).unwrap();
+        assert_eq!(new_page_layout(0, big, 1024).unwrap().size(), 100 * 1024);
+        assert_eq!(
+            new_page_layout(0, big, 1024).unwrap().align(),
+            MIN_PAGE_ALIGN
+        );
+    }
+
+    #[test]
+    fn bump_end_rejects_empty_wrapped_and_past_end_blocks() {
+        assert_eq!(bump_end(0x1000, 0x2000, 8), Some(0x1008));
+        assert_eq!(bump_end(0x1000, 0x2000, 0x1000), Some(0x2000));
+        assert_eq!(bump_end(0x1000, 0x2000, 0x1001), None);
+        assert_eq!(bump_end(0x1000, 0x2000, 0), None);
+        assert_eq!(bump_end(usize::MAX - 7, usize::MAX, 16), None);
+        assert_eq!(bump_end(0x2000, 0x2000, 1), None);
+        assert_eq!(align_up(0x1001, 8), 0x1008);
+        assert_eq!(align_up(0x1000, 4096), 0x1000);
+        assert_eq!(align_up(ADDR_LIMIT - 1, 4096), ADDR_LIMIT);
+    }
+
+    #[test]
+    fn window_end_is_aligned_and_within_the_page() {
+        assert_eq!(window_end(0x1010, 0x20000), 0x20000);
+        let page_end = 0x1000 + (1usize << 31);
+        let end = window_end(0x1010, page_end);
+        assert_eq!(end % MIN_PAGE_ALIGN, 0);
+        assert!(end > 0x1010 && end - 0x1010 <= FAST_WINDOW);
+        assert_eq!(window_end(page_end, page_end), page_end);
+        assert_eq!(window_end(ADDR_LIMIT - 16, ADDR_LIMIT), ADDR_LIMIT);
+        assert_eq!(usable_end(0x12345), 0x12000);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use core::alloc::Layout;
 use core::cell::Cell;
+use core::hint;
 use core::iter;
 use core::ptr::{self, NonNull};
 
@@ -18,6 +19,17 @@ use crate::failure::Failure;
 use crate::page::Page;
 use crate::stats::{PageInfo, Stats};
 
+/// The fast paths count with one `add` to [`BumpCore::counts`]: a call adds
+/// `ONE_CALL + size`. Bits below `COUNT_SHIFT` hold bytes, the bits above hold calls.
+const COUNT_SHIFT: u32 = 30;
+/// One call in the packed counters.
+const ONE_CALL: u64 = 1 << COUNT_SHIFT;
+/// The bytes field of the packed counters.
+const BYTES_MASK: u64 = ONE_CALL - 1;
+
+// The window keeps the bytes field from carrying into the calls field.
+const _: () = assert!(arith::FAST_WINDOW as u64 <= BYTES_MASK);
+
 /// The allocation state of one arena. Its owner, the arena, releases the pages
 /// when it is dropped ([`BumpCore::release_pages`]).
 ///
@@ -25,14 +37,25 @@ use crate::stats::{PageInfo, Stats};
 /// - the page list starting at `first` holds every page the arena owns, each obtained
 ///   from `backing`, in the order described in [`crate::page`];
 /// - `current` is in that list; `cursor` points into it, at or after its payload
-///   start, and carries its provenance; `end` is the address one past its end, so
-///   `cursor <= end`;
+///   start, and carries its provenance; `limit` is the current page's end as
+///   [`arith::usable_end`] gives it (a multiple of `MIN_PAGE_ALIGN`, and in practice
+///   its end address); `end`, the fast-path limit, is a multiple of `MIN_PAGE_ALIGN`
+///   with `cursor <= end <= limit`;
 /// - bytes between the current page's payload start and `cursor` hold the blocks
-///   handed out from it since it became current; bytes in `cursor..end` are free;
-/// - `used_before_current` is the sum of the recorded `used` of the used pages.
+///   handed out from it since it became current; bytes in `cursor..limit` are free;
+/// - `used_before_current` is the sum of the recorded `used` of the used pages;
+/// - `counts` holds what the fast paths counted since the counters were last
+///   flushed into `requested` and `allocations` (see [`Self::open_window`]): bytes
+///   in its low `COUNT_SHIFT` bits, calls above them, and its bytes plus
+///   `end - cursor` never exceed [`arith::FAST_WINDOW`]. A fast path adds at most
+///   the bytes by which it advances the cursor, and every other move of the cursor
+///   flushes and re-opens the window, so neither field can overflow (each call
+///   counts at least one byte).
 pub(crate) struct BumpCore<A: Allocator> {
     cursor: Cell<NonNull<u8>>,
     end: Cell<usize>,
+    counts: Cell<u64>,
+    limit: Cell<usize>,
     current: Cell<Page>,
     first: Page,
     used_before_current: Cell<usize>,
@@ -42,6 +65,11 @@ pub(crate) struct BumpCore<A: Allocator> {
     capacity: Cell<usize>,
     page_allocations: Cell<usize>,
     backing: A,
+}
+
+/// The usable end of `page` (see [`arith::usable_end`]).
+fn page_end(page: Page) -> usize {
+    arith::usable_end(page.end_addr())
 }
 
 /// A saved position of the arena (see [`BumpCore::restore`]).
@@ -63,9 +91,13 @@ impl<A: Allocator> BumpCore<A> {
         // SAFETY: `block` was just obtained from `backing` with `layout`, which is at
         // least 64 KiB and aligned to the OS page (>= the header's alignment).
         let first = unsafe { Page::init(block.cast(), layout) };
+        let cursor = first.payload_start();
+        let limit = page_end(first);
         Ok(BumpCore {
-            cursor: Cell::new(first.payload_start()),
-            end: Cell::new(first.end_addr()),
+            cursor: Cell::new(cursor),
+            end: Cell::new(arith::window_end(cursor.addr().get(), limit)),
+            counts: Cell::new(0),
+            limit: Cell::new(limit),
             current: Cell::new(first),
             first,
             used_before_current: Cell::new(0),
@@ -86,59 +118,57 @@ impl<A: Allocator> BumpCore<A> {
     /// Allocates a block for `layout`: the one path behind every allocating call.
     #[inline(always)]
     pub(crate) fn alloc<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
-        if layout.size() == 0 {
-            return Ok(dangling(layout.align()));
+        match self.bump(layout) {
+            Some(block) => Ok(block),
+            None => self.alloc_slow(layout),
         }
-        // Alignments up to MIN_PAGE_ALIGN fit any page by offset; the comparison
-        // disappears for layouts known at compile time.
-        let fast = if layout.align() <= arith::MIN_PAGE_ALIGN {
-            self.bump(layout)
-        } else {
-            None
-        };
-        let block = match fast {
-            Some(block) => block,
-            None => self.alloc_slow(layout)?,
-        };
-        self.allocations.set(self.allocations.get() + 1);
-        self.requested.set(self.requested.get() + layout.size());
-        Ok(block)
     }
 
-    /// The fast path: align, compare, bump, return. `None` when the current page
-    /// cannot fit `layout`. `layout.size()` must be non-zero.
+    /// The fast path: align, compare, bump, count, return. `None` for a zero-sized
+    /// or over-aligned `layout` and when it does not fit below `end`; the slow path
+    /// then handles it.
     #[inline(always)]
     fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
-        let cursor = self.cursor.get();
-        let pad = arith::bump_padding(
-            cursor.addr().get(),
-            self.end.get(),
-            layout.size(),
-            layout.align(),
-        )?;
-        // SAFETY: `bump_padding` checked `pad + size <= end - cursor`, so both pointers
-        // stay within the current page (or one past its end), whose provenance the
-        // cursor carries.
-        unsafe {
-            let block = cursor.add(pad);
-            self.cursor.set(block.add(layout.size()));
-            Some(block)
+        // Alignments up to MIN_PAGE_ALIGN fit any page by offset; the comparison
+        // disappears for layouts known at compile time.
+        if layout.align() > arith::MIN_PAGE_ALIGN {
+            return None;
         }
+        let cursor = self.cursor.get();
+        let at = cursor.addr().get();
+        let start = arith::align_up(at, layout.align());
+        // SAFETY: `at <= end` and `end` is a multiple of MIN_PAGE_ALIGN (the core's
+        // invariants), and `layout.align() <= MIN_PAGE_ALIGN`, so `start <= end <=
+        // ADDR_LIMIT`. The hint lets the compiler drop the overflow test of
+        // `start + size` for a constant size below MIN_PAGE_ALIGN.
+        unsafe { hint::assert_unchecked(start <= arith::ADDR_LIMIT) };
+        let block_end = arith::bump_end(start, self.end.get(), layout.size())?;
+        // SAFETY: `at <= start < block_end <= end <= limit`: both pointers stay within
+        // the current page, whose provenance the cursor carries.
+        let (block, next) = unsafe { (cursor.add(start - at), cursor.add(block_end - at)) };
+        self.cursor.set(next);
+        // `layout.size() <= end - at <= FAST_WINDOW < ONE_CALL`: the cast is exact,
+        // `|` adds (written so, the compiler keeps it one `add` to memory), and the
+        // counters' invariant holds since the cursor advanced by at least the size.
+        self.counts
+            .set(self.counts.get() + (ONE_CALL | layout.size() as u64));
+        Some(block)
     }
 
-    /// The slow path: makes current the first unused page that fits `layout` (moved
-    /// right after the current page), or else a new page placed there, then bumps.
+    /// The slow path: zero-sized requests; then the current page if it takes the
+    /// request after all (see [`Self::bump_in_page`]); else makes current the first
+    /// unused page that fits `layout` (moved right after the current page), or else a
+    /// new page placed there, and bumps.
     #[cold]
     #[inline(never)]
     fn alloc_slow<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
-        let current = self.current.get();
-        if layout.align() > arith::MIN_PAGE_ALIGN && current.guarantees_align(layout.align()) {
-            // The fast path skipped this over-aligned request; the current page is
-            // aligned enough to take it by offset.
-            if let Some(block) = self.bump(layout) {
-                return Ok(block);
-            }
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
         }
+        if let Some(block) = self.bump_in_page(layout) {
+            return Ok(block);
+        }
+        let current = self.current.get();
         let page = match current.take_first_fit_after(layout) {
             Some(page) => page,
             None => {
@@ -148,10 +178,65 @@ impl<A: Allocator> BumpCore<A> {
             }
         };
         self.make_current(page);
-        match self.bump(layout) {
+        match self.bump_in_page(layout) {
             Some(block) => Ok(block),
             None => unreachable!("onewayalloc: a page selected because it fits must fit"),
         }
+    }
+
+    /// Bumps `layout` (of non-zero size) in the current page up to its usable end,
+    /// past the fast-path window, and counts it in the totals; then re-opens the
+    /// window. This serves over-aligned requests in a page aligned enough for them,
+    /// requests that meet the window's end in a page larger than the window, and the
+    /// first request in a newly current page. `None` if the page is not aligned
+    /// enough or has no room.
+    fn bump_in_page(&self, layout: Layout) -> Option<NonNull<u8>> {
+        if !self.current.get().guarantees_align(layout.align()) {
+            return None;
+        }
+        let cursor = self.cursor.get();
+        let pad = arith::bump_padding(
+            cursor.addr().get(),
+            self.limit.get(),
+            layout.size(),
+            layout.align(),
+        )?;
+        // SAFETY: `bump_padding` checked `pad + size <= limit - cursor`, so both
+        // pointers stay within the current page (or one past its end), whose
+        // provenance the cursor carries.
+        unsafe {
+            let block = cursor.add(pad);
+            self.cursor.set(block.add(layout.size()));
+            self.allocations.set(self.allocations.get() + 1);
+            self.requested.set(self.requested.get() + layout.size());
+            self.open_window();
+            Some(block)
+        }
+    }
+
+    /// Flushes the fast-path counters into the totals and sets the fast-path limit
+    /// `end` for the cursor as it is now ([`arith::window_end`]): restores the
+    /// counters' invariant after any move of the cursor other than a fast path.
+    #[inline(never)]
+    fn open_window(&self) {
+        let counts = self.counts.replace(0);
+        // Both fields are below 2^30 (the counters' invariant): the casts are exact.
+        self.requested
+            .set(self.requested.get() + (counts & BYTES_MASK) as usize);
+        self.allocations
+            .set(self.allocations.get() + (counts >> COUNT_SHIFT) as usize);
+        let at = self.cursor.get().addr().get();
+        self.end.set(arith::window_end(at, self.limit.get()));
+    }
+
+    /// Bytes requested and allocation calls since the last reset, the fast paths'
+    /// counts included.
+    fn totals(&self) -> (usize, usize) {
+        let counts = self.counts.get();
+        (
+            self.requested.get() + (counts & BYTES_MASK) as usize,
+            self.allocations.get() + (counts >> COUNT_SHIFT) as usize,
+        )
     }
 
     /// Obtains a new page that fits `layout`, sized by the growth schedule.
@@ -180,7 +265,8 @@ impl<A: Allocator> BumpCore<A> {
             .set(self.used_before_current.get() + used);
         self.current.set(page);
         self.cursor.set(page.payload_start());
-        self.end.set(page.end_addr());
+        self.limit.set(page_end(page));
+        self.open_window();
     }
 
     /// Bytes consumed in the current page.
@@ -215,7 +301,54 @@ impl<A: Allocator> BumpCore<A> {
     pub(crate) unsafe fn dealloc(&self, block: NonNull<u8>, layout: Layout) {
         if let Some(start) = self.last_block(block, layout.size()) {
             self.cursor.set(start);
+            self.open_window();
         }
+    }
+
+    /// Grows the most recent block in place within the fast-path window: the inline
+    /// part of `grow`. `None` when `block` is not the most recent block, when `new`
+    /// asks a larger alignment than `old`, or when the window has no room; the caller
+    /// then takes [`Self::resize`].
+    ///
+    /// # Safety
+    /// `block` must have been allocated by this arena with `old` and still be live,
+    /// and `new.size() >= old.size()` (the contract of `Allocator::grow`).
+    #[inline(always)]
+    pub(crate) unsafe fn grow_in_place(
+        &self,
+        block: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+    ) -> Option<NonNull<u8>> {
+        debug_assert!(new.size() >= old.size());
+        let cursor = self.cursor.get();
+        let at = cursor.addr().get();
+        let start = block.addr().get();
+        if old.size() == 0 || start.wrapping_add(old.size()) != at || new.align() > old.align() {
+            return None;
+        }
+        // `start <= at <= end`: no overflow.
+        if new.size() > self.end.get() - start {
+            return None;
+        }
+        let growth = new.size() - old.size();
+        // SAFETY: the block is not empty and ends at the cursor, so it is the most
+        // recent block and starts `old.size()` bytes before the cursor in the current
+        // page (see `last_block`); it keeps its start, aligned for `old` hence for
+        // `new`, and now ends `new.size() <= end - start` bytes after it, inside the
+        // page. Both pointers derive from the cursor, which carries the page's
+        // provenance (the first offset is `-old.size()`).
+        let (start, next) = unsafe {
+            (
+                cursor.byte_offset(start.wrapping_sub(at) as isize),
+                cursor.add(growth),
+            )
+        };
+        self.cursor.set(next);
+        // The cursor advanced by exactly the growth, which is counted as requested
+        // bytes: the counters' invariant holds.
+        self.counts.set(self.counts.get() + growth as u64);
+        Some(start)
     }
 
     /// Resizes `block` from `old` to `new`, keeping its first `min(old, new)` bytes.
@@ -230,6 +363,7 @@ impl<A: Allocator> BumpCore<A> {
     /// # Safety
     /// `block` must have been allocated by this arena with `old` and still be live;
     /// `new.size()` must not be zero.
+    #[inline(never)]
     pub(crate) unsafe fn resize<E: Failure>(
         &self,
         block: NonNull<u8>,
@@ -244,7 +378,7 @@ impl<A: Allocator> BumpCore<A> {
         if let Some(start) = in_place {
             let start_addr = start.addr().get();
             if let Some(pad) =
-                arith::bump_padding(start_addr, self.end.get(), new.size(), new.align())
+                arith::bump_padding(start_addr, self.limit.get(), new.size(), new.align())
             {
                 // SAFETY: `bump_padding` checked that `pad + new.size()` bytes from the
                 // block start stay inside the current page; `start` carries the page's
@@ -257,6 +391,7 @@ impl<A: Allocator> BumpCore<A> {
                     self.cursor.set(moved.add(new.size()));
                     let grown = new.size().saturating_sub(old.size());
                     self.requested.set(self.requested.get() + grown);
+                    self.open_window();
                     return Ok(moved);
                 }
             }
@@ -273,12 +408,13 @@ impl<A: Allocator> BumpCore<A> {
 
     /// The position of the arena now, to [`restore`](Self::restore) later.
     pub(crate) fn checkpoint(&self) -> Checkpoint {
+        let (requested, allocations) = self.totals();
         Checkpoint {
             page: self.current.get(),
             cursor: self.cursor.get(),
             used_before_current: self.used_before_current.get(),
-            requested: self.requested.get(),
-            allocations: self.allocations.get(),
+            requested,
+            allocations,
         }
     }
 
@@ -293,10 +429,12 @@ impl<A: Allocator> BumpCore<A> {
     pub(crate) unsafe fn restore(&self, checkpoint: Checkpoint) {
         self.current.set(checkpoint.page);
         self.cursor.set(checkpoint.cursor);
-        self.end.set(checkpoint.page.end_addr());
+        self.limit.set(page_end(checkpoint.page));
         self.used_before_current.set(checkpoint.used_before_current);
+        self.counts.set(0);
         self.requested.set(checkpoint.requested);
         self.allocations.set(checkpoint.allocations);
+        self.open_window();
     }
 
     /// Returns unused pages to the backing allocator, keeping the first ones in list
@@ -365,9 +503,13 @@ impl<A: Allocator> BumpCore<A> {
     /// time: the first page becomes current, rewound; the others become unused.
     pub(crate) fn reset(&mut self) {
         let first = self.first;
+        let cursor = first.payload_start();
+        let limit = page_end(first);
         self.current.set(first);
-        self.cursor.set(first.payload_start());
-        self.end.set(first.end_addr());
+        self.cursor.set(cursor);
+        self.limit.set(limit);
+        self.end.set(arith::window_end(cursor.addr().get(), limit));
+        self.counts.set(0);
         self.used_before_current.set(0);
         self.requested.set(0);
         self.allocations.set(0);
@@ -375,12 +517,13 @@ impl<A: Allocator> BumpCore<A> {
 
     /// The arena's counters.
     pub(crate) fn stats(&self) -> Stats {
+        let (requested, allocations) = self.totals();
         Stats {
             pages: self.pages.get(),
             capacity: self.capacity.get(),
             used: self.used_before_current.get() + self.current_used(),
-            requested: self.requested.get(),
-            allocations: self.allocations.get(),
+            requested,
+            allocations,
             page_allocations: self.page_allocations.get(),
         }
     }
@@ -406,5 +549,57 @@ impl<A: Allocator> BumpCore<A> {
                 current: is_current,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use core::alloc::Layout;
+
+    use allocator_api2::alloc::Allocator;
+
+    use crate::OneWayAlloc;
+
+    /// Rollbacks flush the fast-path counters: the totals stay exact however often
+    /// the same bytes are handed out again.
+    #[test]
+    fn counters_stay_exact_across_rollbacks_and_in_place_growth() {
+        let arena = OneWayAlloc::new();
+        let a = &arena;
+        let small = Layout::from_size_align(24, 8).unwrap();
+        for round in 1..=1000 {
+            let p = a.allocate(small).unwrap().cast::<u8>();
+            let bigger = Layout::from_size_align(40, 8).unwrap();
+            // SAFETY: `p` is the live block just allocated with `small`.
+            let q = unsafe { a.grow(p, small, bigger) }.unwrap().cast::<u8>();
+            assert_eq!(q, p, "grown in place");
+            // SAFETY: `q` is live with `bigger`.
+            unsafe { a.deallocate(q, bigger) };
+            let stats = arena.stats();
+            assert_eq!(stats.allocations, round);
+            assert_eq!(stats.requested, 40 * round);
+            assert_eq!(stats.used, 0, "rolled back");
+        }
+    }
+
+    /// A page larger than the fast-path window (1 GiB): requests past the window are
+    /// served from the same page by the slow path, and the counters stay exact.
+    #[test]
+    #[cfg_attr(miri, ignore = "allocates a 1.5 GiB page")]
+    fn pages_larger_than_the_window_are_used_to_their_end() {
+        let mut arena = OneWayAlloc::with_size_hint(3 << 29);
+        for _ in 0..2 {
+            let mib = 1 << 20;
+            for _ in 0..1500 {
+                arena.alloc_layout(Layout::from_size_align(mib, 16).unwrap());
+                arena.alloc(7u8);
+            }
+            let stats = arena.stats();
+            assert_eq!(stats.pages, 1);
+            assert_eq!(stats.allocations, 3000);
+            assert_eq!(stats.requested, 1500 * (mib + 1));
+            assert_eq!(stats.used, 1500 * mib + 1499 * 16 + 1);
+            arena.reset();
+        }
     }
 }
