@@ -61,7 +61,7 @@ use crate::{Checkpoint, OneWayAlloc};
 /// });
 /// ```
 ///
-/// ```compile_fail,E0499
+/// ```compile_fail
 /// let mut arena = onewayalloc::OneWayAlloc::new();
 /// arena.scope(|outer| {
 ///     outer.scope(|_inner| {
