@@ -58,6 +58,9 @@ pub(crate) struct BumpCore<A: Allocator> {
     limit: Cell<usize>,
     current: Cell<Page>,
     first: Page,
+    /// `limit` and `end` of the first page rewound, for `reset`.
+    first_limit: usize,
+    first_end: usize,
     used_before_current: Cell<usize>,
     requested: Cell<usize>,
     allocations: Cell<usize>,
@@ -93,13 +96,16 @@ impl<A: Allocator> BumpCore<A> {
         let first = unsafe { Page::init(block.cast(), layout) };
         let cursor = first.payload_start();
         let limit = page_end(first);
+        let end = arith::window_end(cursor.addr().get(), limit);
         Ok(BumpCore {
             cursor: Cell::new(cursor),
-            end: Cell::new(arith::window_end(cursor.addr().get(), limit)),
+            end: Cell::new(end),
             counts: Cell::new(0),
             limit: Cell::new(limit),
             current: Cell::new(first),
             first,
+            first_limit: limit,
+            first_end: end,
             used_before_current: Cell::new(0),
             requested: Cell::new(0),
             allocations: Cell::new(0),
@@ -503,12 +509,10 @@ impl<A: Allocator> BumpCore<A> {
     /// time: the first page becomes current, rewound; the others become unused.
     pub(crate) fn reset(&mut self) {
         let first = self.first;
-        let cursor = first.payload_start();
-        let limit = page_end(first);
         self.current.set(first);
-        self.cursor.set(cursor);
-        self.limit.set(limit);
-        self.end.set(arith::window_end(cursor.addr().get(), limit));
+        self.cursor.set(first.payload_start());
+        self.limit.set(self.first_limit);
+        self.end.set(self.first_end);
         self.counts.set(0);
         self.used_before_current.set(0);
         self.requested.set(0);
