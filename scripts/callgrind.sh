@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Instructions per call of the allocation fast paths, counted by Callgrind (so the
+# figures do not depend on machine load): onewayalloc vs bumpalo vs bump-scope.
+#
+#   scripts/callgrind.sh [OP ...]      (default: every op of examples/instructions.rs)
+#
+# For every op and allocator it runs examples/instructions.rs under
+# `valgrind --tool=callgrind` with N = 1,000 and N = 101,000 and prints
+# (Ir(101,000) - Ir(1,000)) / 100,000, which removes process start-up and arena
+# creation and leaves one call plus its loop. The `noop` row is that loop alone
+# (its black_box traffic); subtract it for the bare call. Output: a Markdown table.
+#
+# Environment: CARGO_TARGET_DIR (default /tmp/tgt-callgrind), KEEP=1 to keep the
+# callgrind.out files (in $CARGO_TARGET_DIR/callgrind/) for callgrind_annotate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/tgt-callgrind}"
+# Line tables for callgrind_annotate; they do not change the code.
+export CARGO_PROFILE_RELEASE_DEBUG="${CARGO_PROFILE_RELEASE_DEBUG:-line-tables-only}"
+cargo build --quiet --release --example instructions
+bin="$CARGO_TARGET_DIR/release/examples/instructions"
+out="$CARGO_TARGET_DIR/callgrind"
+mkdir -p "$out"
+
+if [ "$#" -gt 0 ]; then
+    ops=("$@")
+else
+    ops=(noop alloc_u8 alloc_u32 allocate_static allocate_hidden grow reset)
+fi
+allocators=(owa bumpalo bump-scope)
+small=1000
+large=101000
+
+# Total instructions (Ir) of one run.
+count() {
+    local op=$1 alloc=$2 n=$3
+    local file="$out/callgrind.out.$op.$alloc.$n"
+    valgrind --tool=callgrind --callgrind-out-file="$file" "$bin" "$op" "$n" "$alloc" \
+        >/dev/null 2>&1 || { echo "run failed: $op $n $alloc" >&2; exit 1; }
+    local ir
+    ir=$(awk '/^summary:/ { print $2 }' "$file")
+    [ "${KEEP:-0}" = 1 ] || rm -f "$file"
+    echo "$ir"
+}
+
+printf '| op | onewayalloc | bumpalo | bump-scope |\n|---|---:|---:|---:|\n'
+for op in "${ops[@]}"; do
+    row="| \`$op\` |"
+    for alloc in "${allocators[@]}"; do
+        a=$(count "$op" "$alloc" "$small")
+        b=$(count "$op" "$alloc" "$large")
+        per=$(awk -v a="$a" -v b="$b" -v d=$((large - small)) 'BEGIN { printf "%.2f", (b - a) / d }')
+        row="$row $per |"
+    done
+    echo "$row"
+done
