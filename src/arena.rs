@@ -480,6 +480,11 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     #[inline(always)]
     fn alloc_with_in<E: Failure, T>(&self, f: impl FnOnce() -> T) -> Result<&mut T, E> {
+        // A constant layout: the bump core's variant for those (not in sanitizer mode,
+        // whose core has one path).
+        #[cfg(not(onewayalloc_separate_blocks))]
+        let block = self.core.alloc_fixed::<E>(Layout::new::<T>())?.cast::<T>();
+        #[cfg(onewayalloc_separate_blocks)]
         let block = self.core.alloc::<E>(Layout::new::<T>())?.cast::<T>();
         // SAFETY: `block` is a fresh block, aligned and sized for a `T` (dangling and
         // aligned for a zero-sized `T`), that nothing else refers to.
