@@ -15,7 +15,7 @@ mod runner;
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
 use runner::{Hits, Op};
 
 const KIB: usize = 1024;
@@ -89,18 +89,29 @@ fn program() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(op(), 0..=MAX_OPS)
 }
 
-/// No failure files (Miri's isolation forbids them, and a printed program is enough
-/// to reproduce a failure); `PROPTEST_CASES` still overrides the case count.
+/// No failure files (Miri's isolation forbids them); instead every run prints its
+/// seed, and `PROPTEST_RNG_SEED=<seed>` replays it exactly, shrinking included.
+/// `PROPTEST_CASES` still overrides the case count.
 fn config() -> Config {
+    use std::hash::BuildHasher;
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
         .unwrap_or(CASES);
-    Config {
+    let mut config = Config {
         cases,
         failure_persistence: None,
         ..Config::default()
+    };
+    if let RngSeed::Random = config.rng_seed {
+        let seed = std::collections::hash_map::RandomState::new().hash_one(0u8);
+        config.rng_seed = RngSeed::Fixed(seed);
     }
+    eprintln!(
+        "model test: seed {} (replay with PROPTEST_RNG_SEED={})",
+        config.rng_seed, config.rng_seed
+    );
+    config
 }
 
 proptest! {
