@@ -5,7 +5,7 @@
 //! Each example uses a part of this module.
 #![allow(dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, handle_alloc_error};
+use std::alloc::{Layout, handle_alloc_error};
 use std::cell::Cell;
 use std::fmt::Write as _;
 use std::ops::DerefMut;
@@ -403,161 +403,11 @@ pub fn warm_up() {
     drop(std::hint::black_box(Box::new_in([0u64; 4], MiAlloc)));
 }
 
-/// A dangling, well-aligned, empty block: the answer to zero-sized requests.
-fn empty_block(align: usize) -> NonNull<[u8]> {
-    let dangling =
-        NonNull::new(ptr::without_provenance_mut::<u8>(align)).unwrap_or(NonNull::dangling());
-    NonNull::slice_from_raw_parts(dangling, 0)
-}
-
-/// mimalloc as an `Allocator`. A `#[global_allocator]` cannot be switched at run
-/// time, so the examples reach mimalloc through its `GlobalAlloc` methods instead:
-/// `allocate` is `mi_malloc_aligned`, `deallocate` is `mi_free`, `grow` and
-/// `shrink` are `mi_realloc_aligned`, just as `Global` maps to malloc, free and
-/// realloc.
-#[derive(Clone, Copy, Default)]
-pub struct MiAlloc;
-
-// SAFETY: every non-empty block comes from mimalloc and goes back to it with its
-// layout; `realloc` keeps the leading bytes; empty blocks are never passed on.
-unsafe impl Allocator for MiAlloc {
-    #[inline]
-    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        if layout.size() == 0 {
-            return Ok(empty_block(layout.align()));
-        }
-        // SAFETY: `layout` has a non-zero size.
-        let block = unsafe { mimalloc::MiMalloc.alloc(layout) };
-        NonNull::new(block)
-            .map(|block| NonNull::slice_from_raw_parts(block, layout.size()))
-            .ok_or(AllocError)
-    }
-
-    #[inline]
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        if layout.size() != 0 {
-            // SAFETY: a non-empty block of ours, with its layout (trait contract).
-            unsafe { mimalloc::MiMalloc.dealloc(ptr.as_ptr(), layout) }
-        }
-    }
-
-    #[inline]
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the trait contract.
-        unsafe { self.realloc(ptr, old, new) }
-    }
-
-    #[inline]
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the trait contract.
-        unsafe { self.realloc(ptr, old, new) }
-    }
-}
-
-impl MiAlloc {
-    /// `grow` and `shrink`: realloc in place when the alignment stays, otherwise
-    /// allocate, copy and free.
-    ///
-    /// # Safety
-    /// `ptr` is a live block of this allocator with layout `old`.
-    unsafe fn realloc(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        if old.size() != 0 && new.size() != 0 && old.align() == new.align() {
-            // SAFETY: a live non-empty block of ours with `old`, a non-zero new size.
-            let block = unsafe { mimalloc::MiMalloc.realloc(ptr.as_ptr(), old, new.size()) };
-            return NonNull::new(block)
-                .map(|block| NonNull::slice_from_raw_parts(block, new.size()))
-                .ok_or(AllocError);
-        }
-        let block = self.allocate(new)?;
-        // SAFETY: both blocks are live and distinct, each at least that long.
-        unsafe {
-            ptr::copy_nonoverlapping(
-                ptr.as_ptr(),
-                block.cast::<u8>().as_ptr(),
-                old.size().min(new.size()),
-            );
-            self.deallocate(ptr, old);
-        }
-        Ok(block)
-    }
-}
-
-/// `&bump_scope::Bump` as an `allocator_api2` 0.2 `Allocator`: every call forwards
-/// to bump-scope's own `Allocator` implementation, exactly what bump-scope's
-/// `allocator-api2-02` feature generates. The examples do not use that feature
-/// because it does not compile with the crate's `nightly` feature (which turns
-/// `allocator_api2`'s trait into the standard library's).
-#[derive(Clone, Copy)]
-pub struct ScopeRef<'a>(pub &'a bump_scope::Bump);
-
-type ScopeBump = bump_scope::Bump;
-
-// SAFETY: forwards every call to bump-scope's `Allocator` for `Bump`, whose contract
-// is the same as this trait's.
-unsafe impl Allocator for ScopeRef<'_> {
-    #[inline(always)]
-    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        <ScopeBump as bump_scope::alloc::Allocator>::allocate(self.0, layout)
-            .map_err(|_| AllocError)
-    }
-
-    #[inline(always)]
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        // SAFETY: forwarded from the trait contract.
-        unsafe { <ScopeBump as bump_scope::alloc::Allocator>::deallocate(self.0, ptr, layout) }
-    }
-
-    #[inline(always)]
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the trait contract.
-        unsafe { <ScopeBump as bump_scope::alloc::Allocator>::grow(self.0, ptr, old, new) }
-            .map_err(|_| AllocError)
-    }
-
-    #[inline(always)]
-    unsafe fn grow_zeroed(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the trait contract.
-        unsafe { <ScopeBump as bump_scope::alloc::Allocator>::grow_zeroed(self.0, ptr, old, new) }
-            .map_err(|_| AllocError)
-    }
-
-    #[inline(always)]
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the trait contract.
-        unsafe { <ScopeBump as bump_scope::alloc::Allocator>::shrink(self.0, ptr, old, new) }
-            .map_err(|_| AllocError)
-    }
-}
+/// mimalloc and bump-scope as `allocator_api2` 0.2 `Allocator`s: the adapters the
+/// benchmarks use (`benches/common/compat.rs`), under the names the examples use.
+#[path = "../../benches/common/compat.rs"]
+mod compat;
+pub use compat::{BumpScopeApi2 as ScopeRef, Mi as MiAlloc};
 
 /// The speed-of-light reference: one buffer allocated and pre-faulted up front (the
 /// article's `memset`), a bump offset into it, reset to zero, and no page logic at
