@@ -358,6 +358,41 @@ fn met(ok: bool) -> &'static str {
     if ok { "met" } else { "MISSED" }
 }
 
+/// The throughput targets of issue 4 for onewayalloc, per mode: at least 4x malloc's
+/// transaction rate, within 1.1x of the linear buffer's time, and no slower than the
+/// best peer arena. The linear buffer spends nothing on allocation beyond a bump, so
+/// its ratio to malloc is the most that any allocator can reach on this workload.
+fn throughput_targets(seq: &[Timings], par: &[Timings]) -> String {
+    let find = |kind| CONTENDERS.iter().position(|c| c.kind == kind);
+    let (Some(owa), Some(linear)) = (find(Kind::Owa), find(Kind::Linear)) else {
+        return String::new();
+    };
+    let mut text = String::from("Throughput targets for onewayalloc:");
+    for (mode, all) in [("sequential", seq), ("parallel", par)] {
+        let vs_malloc = |i: usize| all[i].rate() / all[0].rate();
+        let (best, peer) = CONTENDERS
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.kind == Kind::Arena)
+            .map(|(i, c)| (all[i].rate(), c.name))
+            .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
+        let vs_linear = all[linear].rate() / all[owa].rate();
+        let _ = write!(
+            text,
+            " {mode}: {:.2}x malloc, target >= 4x: {} (the linear buffer, the speed of light, \
+             reaches {:.2}x); {vs_linear:.2}x the linear buffer's time, target <= 1.1x: {}; \
+             {:.2}x the rate of the best peer ({peer}), target >= 1: {}.",
+            vs_malloc(owa),
+            met(vs_malloc(owa) >= 4.0),
+            vs_malloc(linear),
+            met(vs_linear <= 1.1),
+            all[owa].rate() / best,
+            met(all[owa].rate() >= best),
+        );
+    }
+    text
+}
+
 fn main() {
     let (mut queries, mut charts, mut dims, mut points) = (256, 1000, 100, 30);
     let mut threads = thread::available_parallelism().map_or(2, |n| n.get());
@@ -445,6 +480,9 @@ fn main() {
          from the submission of the whole batch, as in Netdata's test; \"vs malloc\" is the \
          transaction rate over malloc's.",
     );
+    if !onewayalloc::SEPARATE_BLOCKS {
+        out.para(&throughput_targets(&seq, &par));
+    }
 
     out.heading("First query and memory");
     let mut table = Table::new(&[

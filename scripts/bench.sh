@@ -153,7 +153,8 @@ trap 'rm -f "$tmp"' EXIT
             # Keep each benchmark's name and its time line; drop progress and analysis.
             awk '
                 /^Benchmarking / || /^Found / || /^ +[0-9]+ \(/ || /^Gnuplot/ || /^$/ { next }
-                / time: / { print; next }
+                / time: / && !/%/ { print; next }
+                / time: / { next }
                 /^[^ ]/ { print }
             ' "$crit"
             echo '```'
