@@ -58,7 +58,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Arena, Database, LinearBuffer, Malloc, Mimalloc, Opt, ScopeReset, ScopeResetToStart, Table,
-    fmt_duration, median, mib, parse_args, run_query, warm_up,
+    fmt_duration, median, met, mib, parse_args, run_query, warm_up,
 };
 use onewayalloc::OneWayAlloc;
 
@@ -354,8 +354,9 @@ impl Out {
     }
 }
 
-fn met(ok: bool) -> &'static str {
-    if ok { "met" } else { "MISSED" }
+/// Where the contender of `kind` sits in [`CONTENDERS`] (the first of them).
+fn position_of(kind: Kind) -> Option<usize> {
+    CONTENDERS.iter().position(|c| c.kind == kind)
 }
 
 /// The throughput targets of issue 4 for onewayalloc, per mode: at least 4x malloc's
@@ -363,8 +364,7 @@ fn met(ok: bool) -> &'static str {
 /// best peer arena. The linear buffer spends nothing on allocation beyond a bump, so
 /// its ratio to malloc is the most that any allocator can reach on this workload.
 fn throughput_targets(seq: &[Timings], par: &[Timings]) -> String {
-    let find = |kind| CONTENDERS.iter().position(|c| c.kind == kind);
-    let (Some(owa), Some(linear)) = (find(Kind::Owa), find(Kind::Linear)) else {
+    let (Some(owa), Some(linear)) = (position_of(Kind::Owa), position_of(Kind::Linear)) else {
         return String::new();
     };
     let mut text = String::from("Throughput targets for onewayalloc:");
@@ -522,7 +522,7 @@ fn main() {
     ));
 
     if !onewayalloc::SEPARATE_BLOCKS {
-        let owa = CONTENDERS.iter().position(|c| c.kind == Kind::Owa);
+        let owa = position_of(Kind::Owa);
         let peers = CONTENDERS
             .iter()
             .enumerate()

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     Arena, LinearBuffer, Malloc, Mimalloc, Opt, QueryAlloc, ScopeReset, ScopeResetToStart, Table,
-    median, parse_args, warm_up,
+    median, met, parse_args, warm_up,
 };
 use onewayalloc::OneWayAlloc;
 
@@ -285,7 +285,6 @@ fn main() {
         let create = medians[b].create.as_secs_f64() / medians[o].create.as_secs_f64();
         let vs_linear = medians[o].total().as_secs_f64() / medians[l].total().as_secs_f64();
         let ceiling = medians[b].total().as_secs_f64() / medians[l].total().as_secs_f64();
-        let met = |ok: bool| if ok { "met" } else { "MISSED" };
         println!(
             "Targets for onewayalloc: {speedup:.2}x as fast as Box over create + walk + release \
              ({create:.2}x for creation alone), target >= 5x: {} (the linear buffer, the speed \

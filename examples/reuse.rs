@@ -29,7 +29,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use common::{
-    Arena, Database, Malloc, Opt, ScopeReset, ScopeResetToStart, Table, mib, minor_faults,
+    Arena, Database, Malloc, Opt, ScopeReset, ScopeResetToStart, Table, met, mib, minor_faults,
     parse_args, run_query,
 };
 use onewayalloc::OneWayAlloc;
@@ -276,7 +276,6 @@ fn main() {
         ]);
         if contender.owa {
             let backing: usize = later.iter().map(|s| s.backing_calls).sum();
-            let met = |ok: bool| if ok { "met" } else { "MISSED" };
             notes.push(format!(
                 "onewayalloc's own counting backing allocator: {} calls in the first query, \
                  {backing} in the {} after it. Targets: no backing allocation after the first \

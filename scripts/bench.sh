@@ -153,8 +153,7 @@ trap 'rm -f "$tmp"' EXIT
             # Keep each benchmark's name and its time line; drop progress and analysis.
             awk '
                 /^Benchmarking / || /^Found / || /^ +[0-9]+ \(/ || /^Gnuplot/ || /^$/ { next }
-                / time: / && !/%/ { print; next }
-                / time: / { next }
+                / time: / { if (!/%/) print; next }
                 /^[^ ]/ { print }
             ' "$crit"
             echo '```'

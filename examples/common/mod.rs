@@ -282,6 +282,11 @@ pub fn run_query<S: Arena>(arena: &mut S, db: &Database, seed: usize) -> (f64, O
     (checksum, used)
 }
 
+/// How a target line reads: "met" or "MISSED".
+pub fn met(ok: bool) -> &'static str {
+    if ok { "met" } else { "MISSED" }
+}
+
 /// The global allocator of the process (glibc's malloc in these examples).
 pub struct Malloc;
 
