@@ -20,8 +20,8 @@ use crate::arith::dangling;
 // Copies of the reference all allocate from the same arena. `deallocate` releases
 // nothing but the most recent block, `grow` and `shrink` keep the leading bytes.
 unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
-    /// Bumps; a zero-sized layout returns a dangling, aligned pointer and consumes
-    /// nothing.
+    /// Bumps. A zero-sized layout gets an aligned pointer and consumes at most its
+    /// alignment padding; it never obtains a page and never fails.
     #[inline(always)]
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
         let block = self.core().alloc::<AllocError>(layout)?;

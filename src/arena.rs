@@ -480,14 +480,10 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     #[inline(always)]
     fn alloc_with_in<E: Failure, T>(&self, f: impl FnOnce() -> T) -> Result<&mut T, E> {
-        // A constant layout: the bump core's variant for those (not in sanitizer mode,
-        // whose core has one path).
-        #[cfg(not(onewayalloc_separate_blocks))]
-        let block = self.core.alloc_fixed::<E>(Layout::new::<T>())?.cast::<T>();
-        #[cfg(onewayalloc_separate_blocks)]
         let block = self.core.alloc::<E>(Layout::new::<T>())?.cast::<T>();
-        // SAFETY: `block` is a fresh block, aligned and sized for a `T` (dangling and
-        // aligned for a zero-sized `T`), that nothing else refers to.
+        // SAFETY: `block` is a fresh block, aligned and sized for a `T` (for a
+        // zero-sized `T`, an aligned pointer valid for zero bytes), that nothing else
+        // refers to.
         unsafe {
             block.write(f());
             Ok(&mut *block.as_ptr())
@@ -549,7 +545,8 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     /// Allocates a block for `layout` and returns its start, uninitialized. Any
     /// alignment `Layout` allows works, including alignments above the OS page.
-    /// A zero-sized layout returns a dangling, aligned pointer and consumes nothing.
+    /// A zero-sized layout gets an aligned pointer and consumes at most its
+    /// alignment padding; it never obtains a page and never fails.
     ///
     /// # Panics
     /// Panics with "overflow" if the layout plus the page header overflows
@@ -609,6 +606,89 @@ impl<A: Allocator> OneWayAlloc<A> {
     #[inline]
     pub fn reset(&mut self) {
         self.core.reset();
+    }
+
+    // ----- Trim ---------------------------------------------------------------------
+
+    /// Returns unused pages to the backing allocator, keeping at most `keep` bytes of
+    /// them. It walks the unused pages in list order: a page that still fits the
+    /// budget (the pages kept so far plus itself at most `keep` bytes) is kept, a page
+    /// that does not is freed, and the walk goes on with the next page, so a smaller
+    /// page after a large freed one may still be kept. Used pages and the current
+    /// page stay. After a [`reset`](Self::reset), `trim(0)` leaves only the first page.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// arena.alloc_bytes(5 << 20); // one large request: a 5 MiB page
+    /// arena.reset();
+    /// arena.trim(256 * 1024);
+    /// assert_eq!(arena.stats().capacity, 64 * 1024);
+    /// ```
+    pub fn trim(&mut self, keep: usize) {
+        self.core_mut().trim(keep);
+    }
+
+    // ----- Memory limit -------------------------------------------------------------
+
+    /// Caps the memory the arena holds: `stats().capacity`, the bytes of every page
+    /// held from the backing allocator, headers included (`None` removes the cap).
+    ///
+    /// The limit is checked whenever the arena would obtain a page, before asking
+    /// the backing allocator: a page that would take `capacity` past the limit is
+    /// not obtained. The request that needed it fails as if the backing allocator
+    /// had refused: `try_` calls return [`AllocError`], `Allocator::allocate` and
+    /// `grow` return `Err` (so `Vec::try_reserve` and `HashMap::try_reserve` report
+    /// it), and the plain calls call `handle_alloc_error`. Requests that fit in the
+    /// pages already held keep being served, including retained pages after a
+    /// [`reset`](Self::reset), and the arena stays usable.
+    ///
+    /// A limit below the current capacity frees nothing (see [`trim`](Self::trim));
+    /// it only stops the arena from obtaining more. A growing buffer that would get a
+    /// page with room to double (SPEC §1.3) gets the exact page it needs instead when
+    /// the larger one would pass the limit.
+    ///
+    /// In the sanitizer mode, where every allocation is a block of its own, the limit
+    /// caps the bytes of the blocks outstanding.
+    ///
+    /// # Examples
+    ///
+    /// A query cancelled cleanly when it exceeds its budget:
+    /// ```
+    /// use onewayalloc::{OneWayAlloc, AllocError};
+    /// use onewayalloc::collections::Vec;
+    ///
+    /// fn run_query(arena: &OneWayAlloc, points: usize) -> Result<f64, AllocError> {
+    ///     let mut values = Vec::new_in(arena);
+    ///     values.try_reserve(points).map_err(|_| AllocError)?;
+    ///     values.extend((0..points).map(|i| i as f64));
+    ///     Ok(values.iter().sum())
+    /// }
+    ///
+    /// let mut arena = OneWayAlloc::new();
+    /// arena.set_limit(Some(1 << 20)); // 1 MiB per query
+    /// assert_eq!(run_query(&arena, 1000), Ok(499500.0));
+    /// arena.reset();
+    /// assert!(run_query(&arena, 10_000_000).is_err()); // 80 MB: cancelled
+    /// arena.reset();
+    /// assert!(run_query(&arena, 1000).is_ok()); // the arena goes on serving
+    /// assert!(arena.stats().capacity <= 1 << 20);
+    /// ```
+    pub fn set_limit(&self, limit: Option<usize>) {
+        self.core.set_limit(limit);
+    }
+
+    /// The limit set by [`set_limit`](Self::set_limit), if any.
+    ///
+    /// # Examples
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// assert_eq!(arena.limit(), None);
+    /// arena.set_limit(Some(4 << 20));
+    /// assert_eq!(arena.limit(), Some(4 << 20));
+    /// ```
+    pub fn limit(&self) -> Option<usize> {
+        self.core.limit()
     }
 }
 

@@ -1,9 +1,10 @@
 //! Page-size and alignment arithmetic.
 //!
-//! Everything here is plain integer math on sizes, alignments and addresses: there is
-//! no `unsafe` in this module, so it can be tested (and fuzzed) on its own. Every
-//! function that can overflow returns `None` instead, and the callers turn that into
-//! the "overflow" error of the crate's bad-input rules.
+//! Everything here is plain integer math on sizes, alignments and addresses: the
+//! module forbids `unsafe`, so it can be tested (and fuzzed) on its own. Every
+//! function that could overflow returns `None` instead, and the callers turn that
+//! into the "overflow" error of the crate's bad-input rules.
+#![forbid(unsafe_code)]
 
 use core::alloc::Layout;
 use core::ptr::{self, NonNull};
@@ -13,12 +14,29 @@ use core::ptr::{self, NonNull};
 pub(crate) const PAGE_ALIGN: usize = 16;
 
 /// Every page is aligned to at least this (and to the OS page, and to the request
-/// it was made for when that is larger), so a block's alignment follows from its
-/// offset in its page alone, never from where the page happens to lie. That is what
-/// Miri's `-Zmiri-symbolic-alignment-check` verifies. The fast path serves
-/// alignments up to this; larger ones take the slow path, which places them only in
-/// pages aligned at least as much.
+/// it was made for when that is larger). A block aligned to at most this therefore
+/// has its alignment follow from its offset in its page alone, never from where the
+/// page happens to lie, which is what Miri's `-Zmiri-symbolic-alignment-check`
+/// verifies. Under Miri, larger alignments are placed only in pages aligned at
+/// least as much (see [`Page::can_place`](crate::page::Page::can_place)); a native
+/// build places them wherever the address works out.
 pub(crate) const MIN_PAGE_ALIGN: usize = 4096;
+
+/// The page size assumed where the OS cannot be asked (`no_std` builds).
+#[cfg(not(feature = "std"))]
+const DEFAULT_OS_PAGE: usize = 4096;
+
+/// The OS page size: `page_size::get()` with the `std` feature, else 4 KiB.
+pub(crate) fn os_page() -> usize {
+    #[cfg(feature = "std")]
+    {
+        page_size::get()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        DEFAULT_OS_PAGE
+    }
+}
 
 /// Alignment of a page for requests of `align`, on a system with `os_page` pages.
 fn page_align(align: usize, os_page: usize) -> usize {
@@ -26,26 +44,10 @@ fn page_align(align: usize, os_page: usize) -> usize {
 }
 
 /// What page sizes are rounded up to: the OS page, and at least [`MIN_PAGE_ALIGN`]
-/// (the same on every system whose OS page is 4 KiB or more). With pages aligned to
-/// at least `MIN_PAGE_ALIGN`, every page then ends on a multiple of it, which the
-/// fast path relies on (see [`ADDR_LIMIT`]).
+/// (the same on every system whose OS page is 4 KiB or more).
 fn page_granule(os_page: usize) -> usize {
     os_page.max(MIN_PAGE_ALIGN)
 }
-
-/// The highest multiple of [`MIN_PAGE_ALIGN`]: no page ends above it. A block start
-/// rounded up to at most `MIN_PAGE_ALIGN` from a cursor below a page end stays at
-/// or below that end, hence at or below this, so adding a size below
-/// `MIN_PAGE_ALIGN` to it cannot overflow.
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-pub(crate) const ADDR_LIMIT: usize = usize::MAX & !(MIN_PAGE_ALIGN - 1);
-
-/// How far ahead of the cursor the fast path may bump before it takes the slow
-/// path: 2^30 - 1 bytes. It bounds the bytes the fast path counts between two
-/// flushes of its packed counters (see `bump::COUNT_SHIFT`). Only pages larger than
-/// 1 GiB ever reach it.
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-pub(crate) const FAST_WINDOW: usize = (1 << 30) - 1;
 
 /// Size of the first page target, header included (64 KiB).
 pub(crate) const MIN_PAGE_SIZE: usize = 64 * 1024;
@@ -64,6 +66,7 @@ pub(crate) fn page_target(nth: usize) -> usize {
     if nth >= 4 {
         MAX_PAGE_TARGET
     } else {
+        // nth < 4: at most 64 KiB << 3 = 512 KiB, no overflow on any target.
         MIN_PAGE_SIZE << nth
     }
 }
@@ -91,8 +94,8 @@ pub(crate) fn payload_offset(align: usize) -> usize {
 ///
 /// The page is the larger of its target ([`page_target`]) and what the request
 /// needs (the header aligned to the request's alignment, plus the payload), rounded
-/// up to a multiple of `os_page` (and of [`MIN_PAGE_ALIGN`]), and aligned to the request's alignment, the OS
-/// page or [`MIN_PAGE_ALIGN`], whichever is largest.
+/// up to a multiple of `os_page` (and of [`MIN_PAGE_ALIGN`]), and aligned to the
+/// request's alignment, the OS page or [`MIN_PAGE_ALIGN`], whichever is largest.
 /// A large request therefore gets exactly the page it needs and nothing more, and it
 /// does not change the target of later pages. `None` if the size overflows `isize`.
 pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Option<Layout> {
@@ -103,12 +106,22 @@ pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Op
     Layout::from_size_align(size, page_align(request.align(), os_page)).ok()
 }
 
+/// Layout of the `nth` new page for a *growing buffer* (SPEC §1.3): the most recent
+/// block, grown to `request`, that must leave its page. The page has room for the
+/// buffer to double once more in place: it is [`new_page_layout`] for twice the
+/// request's size. `None` if that overflows; the caller then falls back to the
+/// exact page.
+pub(crate) fn growth_page_layout(nth: usize, request: Layout, os_page: usize) -> Option<Layout> {
+    let doubled = Layout::from_size_align(request.size().checked_mul(2)?, request.align()).ok()?;
+    new_page_layout(nth, doubled, os_page)
+}
+
 /// Padding needed to bump a block of `size` bytes aligned to `align` at address
 /// `cursor` in a page that ends at address `end`, or `None` if it does not fit.
 ///
 /// Requires `cursor <= end` and that `size` and `align` come from a valid [`Layout`]
 /// (`align` a power of two, `size + align - 1 <= isize::MAX`): then `pad < align`, so
-/// `pad + size` cannot overflow.
+/// `pad + size <= isize::MAX` cannot overflow, and `end - cursor` cannot underflow.
 #[inline(always)]
 pub(crate) fn bump_padding(cursor: usize, end: usize, size: usize, align: usize) -> Option<usize> {
     debug_assert!(cursor <= end);
@@ -121,61 +134,25 @@ pub(crate) fn bump_padding(cursor: usize, end: usize, size: usize, align: usize)
     }
 }
 
-/// The end of a page ending at address `end` as the bump core uses it: rounded down
-/// to [`MIN_PAGE_ALIGN`]. Page sizes are multiples of it and pages are aligned to it,
-/// so this is `end` itself; the rounding makes "the end is a multiple of
-/// `MIN_PAGE_ALIGN`" hold by construction.
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-#[inline]
-pub(crate) fn usable_end(end: usize) -> usize {
-    end & !(MIN_PAGE_ALIGN - 1)
-}
-
-/// `addr` rounded up to `align` (a power of two). Requires `addr + align - 1` not to
-/// overflow, which holds for `addr` at or below a page end and `align` at most
-/// [`MIN_PAGE_ALIGN`] (see [`ADDR_LIMIT`]).
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-#[inline(always)]
-pub(crate) fn align_up(addr: usize, align: usize) -> usize {
-    (addr + (align - 1)) & !(align - 1)
-}
-
-/// The end of a block of `size` bytes starting at address `start`, if it is not
-/// empty and ends at or before `end`: `None` for `size == 0`, for a block past
-/// `end`, and for one whose end overflows the address space. One comparison each:
-/// a wrapped or empty block ends at or before its start.
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-#[inline(always)]
-pub(crate) fn bump_end(start: usize, end: usize, size: usize) -> Option<usize> {
-    let block_end = start.wrapping_add(size);
-    if start < block_end && block_end <= end {
-        Some(block_end)
-    } else {
-        None
-    }
-}
-
-/// The fast-path limit for a cursor at `cursor` in a page whose usable end is
-/// `page_end` (a multiple of [`MIN_PAGE_ALIGN`], at or after `cursor`): the page
-/// end, or [`FAST_WINDOW`] bytes ahead rounded down to `MIN_PAGE_ALIGN` if that
-/// comes first. The result is a multiple of `MIN_PAGE_ALIGN` between `cursor` and
-/// `page_end`.
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-pub(crate) fn window_end(cursor: usize, page_end: usize) -> usize {
-    debug_assert!(cursor <= page_end && page_end % MIN_PAGE_ALIGN == 0);
-    let window = cursor.saturating_add(FAST_WINDOW) & !(MIN_PAGE_ALIGN - 1);
-    window.min(page_end)
-}
-
 /// Whether `addr` is a multiple of `align` (a power of two).
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 #[inline(always)]
 pub(crate) fn is_aligned(addr: usize, align: usize) -> bool {
     addr & (align - 1) == 0
 }
 
-/// A well-aligned dangling pointer: the answer to every zero-sized request.
+/// Whether a block of `size` bytes starting at `start` ends exactly at `cursor`
+/// and is not empty: the test for "the most recent block". The addition wraps
+/// instead of overflowing: no live block wraps around the address space, so a
+/// wrapped sum is not a live block's end and the caller's block is not the most
+/// recent one only if it was never this arena's (which its contract excludes).
 #[inline(always)]
+pub(crate) fn ends_at(start: usize, size: usize, cursor: usize) -> bool {
+    size != 0 && start.wrapping_add(size) == cursor
+}
+
+/// A well-aligned dangling pointer: the answer to a zero-sized request that the
+/// bump cannot serve (its alignment does not fit the current page).
+#[inline]
 pub(crate) fn dangling(align: usize) -> NonNull<u8> {
     // A power-of-two alignment is never zero. `without_provenance` makes a pointer
     // that is never dereferenced for more than zero bytes, as strict provenance wants.
@@ -185,6 +162,7 @@ pub(crate) fn dangling(align: usize) -> NonNull<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
     const OS_PAGE: usize = 4096;
 
@@ -237,9 +215,29 @@ mod tests {
     }
 
     #[test]
+    fn growth_pages_leave_room_to_double() {
+        let mib = 1024 * 1024;
+        let buffer = Layout::from_size_align(mib, 8).unwrap();
+        let page = growth_page_layout(4, buffer, OS_PAGE).unwrap();
+        assert_eq!(page.size(), 2 * mib + OS_PAGE);
+        assert!(page.size() - HEADER_SIZE >= 2 * buffer.size());
+        // A small buffer gets the target, like any request.
+        let small = Layout::from_size_align(100, 8).unwrap();
+        assert_eq!(
+            growth_page_layout(1, small, OS_PAGE).unwrap().size(),
+            128 * 1024
+        );
+        // Doubling past isize::MAX is refused (the caller falls back to exact).
+        let half = Layout::from_size_align(isize::MAX as usize / 2 + 1, 1).unwrap();
+        assert!(growth_page_layout(4, half, OS_PAGE).is_none());
+    }
+
+    #[test]
     fn page_layout_overflow_is_none() {
         let huge = Layout::from_size_align(isize::MAX as usize, 1).unwrap();
         assert!(new_page_layout(0, huge, OS_PAGE).is_none());
+        let near = Layout::from_size_align(isize::MAX as usize - HEADER_SIZE + 1, 1).unwrap();
+        assert!(new_page_layout(0, near, OS_PAGE).is_none());
     }
 
     #[test]
@@ -249,14 +247,21 @@ mod tests {
         assert_eq!(bump_padding(0x1000, 0x2000, 0x1001, 1), None);
         assert_eq!(bump_padding(0x1ff9, 0x2000, 1, 8), None);
         assert_eq!(bump_padding(0x1ff8, 0x2000, 8, 8), Some(0));
-        let max_align = 1usize << 62;
+        // Zero-sized requests fit as long as their padding does.
+        assert_eq!(bump_padding(0x1ff9, 0x2000, 0, 8), Some(7)); // one past the end
+        assert_eq!(bump_padding(0x1ff9, 0x1ffe, 0, 8), None);
+        assert_eq!(bump_padding(0x1ff8, 0x2000, 0, 8), Some(0));
+        assert_eq!(bump_padding(0x2000, 0x2000, 0, 1), Some(0));
+        let max_align = 1usize << (usize::BITS - 2);
         assert_eq!(bump_padding(0x1000, 0x2000, 1, max_align), None);
+        // The largest size a layout allows, at the top of the address space.
+        let end = usize::MAX & !0xfff;
+        let max_size = isize::MAX as usize;
+        assert_eq!(bump_padding(end - 16, end, max_size, 1), None);
     }
 
     #[test]
     fn page_sizes_are_multiples_of_min_page_align() {
-        // An OS page below MIN_PAGE_ALIGN still gives pages that end on a multiple
-        // of it (pages are aligned to at least MIN_PAGE_ALIGN).
         assert_eq!(first_page_layout(70_000, 1024).unwrap().size(), 72 * 1024);
         let big = Layout::from_size_align(100_000, 8).unwrap();
         assert_eq!(new_page_layout(0, big, 1024).unwrap().size(), 100 * 1024);
@@ -267,38 +272,102 @@ mod tests {
     }
 
     #[test]
-    fn bump_end_rejects_empty_wrapped_and_past_end_blocks() {
-        assert_eq!(bump_end(0x1000, 0x2000, 8), Some(0x1008));
-        assert_eq!(bump_end(0x1000, 0x2000, 0x1000), Some(0x2000));
-        assert_eq!(bump_end(0x1000, 0x2000, 0x1001), None);
-        assert_eq!(bump_end(0x1000, 0x2000, 0), None);
-        assert_eq!(bump_end(usize::MAX - 7, usize::MAX, 16), None);
-        assert_eq!(bump_end(0x2000, 0x2000, 1), None);
-        assert_eq!(align_up(0x1001, 8), 0x1008);
-        assert_eq!(align_up(0x1000, 4096), 0x1000);
-        assert_eq!(align_up(ADDR_LIMIT - 1, 4096), ADDR_LIMIT);
-    }
-
-    #[test]
-    fn window_end_is_aligned_and_within_the_page() {
-        assert_eq!(window_end(0x1010, 0x20000), 0x20000);
-        let page_end = 0x1000 + (1usize << 31);
-        let end = window_end(0x1010, page_end);
-        assert_eq!(end % MIN_PAGE_ALIGN, 0);
-        assert!(end > 0x1010 && end - 0x1010 <= FAST_WINDOW);
-        assert_eq!(window_end(page_end, page_end), page_end);
-        assert_eq!(window_end(ADDR_LIMIT - 16, ADDR_LIMIT), ADDR_LIMIT);
-        assert_eq!(usable_end(0x12345), 0x12000);
+    fn ends_at_needs_a_non_empty_block_ending_at_the_cursor() {
+        assert!(ends_at(0x1000, 8, 0x1008));
+        assert!(!ends_at(0x1000, 0, 0x1000));
+        assert!(!ends_at(0x1000, 8, 0x1010));
     }
 
     #[test]
     fn payload_offset_is_aligned_and_after_the_header() {
-        for shift in 0..63 {
+        for shift in 0..usize::BITS - 1 {
             let align = 1usize << shift;
             let off = payload_offset(align);
             assert!(off >= HEADER_SIZE);
             assert!(is_aligned(off, align.max(PAGE_ALIGN)));
             assert!(off < HEADER_SIZE + align.max(PAGE_ALIGN));
+        }
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn config() -> ProptestConfig {
+            ProptestConfig {
+                cases: if cfg!(miri) { 16 } else { 2048 },
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            }
+        }
+
+        fn layout() -> impl Strategy<Value = Layout> {
+            (0u32..usize::BITS - 1, any::<usize>()).prop_filter_map("valid", |(shift, size)| {
+                let align = 1usize << shift;
+                // Sizes of every magnitude, up to the largest a layout allows.
+                let size = size >> (size % usize::BITS as usize);
+                Layout::from_size_align(size, align).ok()
+            })
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            /// A fit found by `bump_padding` is aligned and ends inside the page; no
+            /// fit means none exists.
+            #[test]
+            fn bump_padding_is_exact(
+                cursor in any::<usize>(),
+                room in any::<usize>(),
+                layout in layout(),
+            ) {
+                let end = cursor.saturating_add(room);
+                let (size, align) = (layout.size(), layout.align());
+                match bump_padding(cursor, end, size, align) {
+                    Some(pad) => {
+                        prop_assert!(pad < align);
+                        prop_assert!(is_aligned(cursor + pad, align));
+                        prop_assert!((cursor + pad).checked_add(size).is_some_and(|e| e <= end));
+                    }
+                    None => {
+                        let start = cursor.checked_next_multiple_of(align);
+                        let fits = start
+                            .and_then(|s| s.checked_add(size))
+                            .is_some_and(|e| e <= end);
+                        prop_assert!(!fits);
+                    }
+                }
+            }
+
+            /// A new page serves its request at `payload_offset`, never exceeds
+            /// `isize::MAX`, and is its target when the request is small.
+            #[test]
+            fn new_pages_fit_their_request(
+                nth in 0usize..10,
+                layout in layout(),
+                os_shift in 10u32..17,
+            ) {
+                let os_page = 1usize << os_shift;
+                if let Some(page) = new_page_layout(nth, layout, os_page) {
+                    prop_assert!(page.align() >= layout.align().max(os_page).max(MIN_PAGE_ALIGN));
+                    prop_assert!(payload_offset(layout.align()) + layout.size() <= page.size());
+                    prop_assert!(page.size() >= page_target(nth));
+                    prop_assert_eq!(page.size() % page_granule(os_page), 0);
+                    let exact = (payload_offset(layout.align()) + layout.size())
+                        .max(page_target(nth))
+                        .next_multiple_of(page_granule(os_page));
+                    prop_assert_eq!(page.size(), exact);
+                } else {
+                    let needed = (payload_offset(layout.align()) as u128 + layout.size() as u128)
+                        .max(page_target(nth) as u128)
+                        .next_multiple_of(page_granule(os_page) as u128);
+                    let align = page_align(layout.align(), os_page) as u128;
+                    prop_assert!(needed > isize::MAX as u128 + 1 - align);
+                }
+                if let Some(page) = growth_page_layout(nth, layout, os_page) {
+                    prop_assert!(payload_offset(layout.align()) + 2 * layout.size() <= page.size());
+                }
+            }
         }
     }
 }

@@ -1,14 +1,18 @@
-//! The bump core: the current page's cursor, the `#[inline]` fast path, the `#[cold]`
-//! slow path that selects or obtains a page, rollback and in-place resizing of the
-//! most recent block, reset, and release of every page on drop.
+//! The bump core: the current page's cursor, the `#[inline]` fast path (align,
+//! compare, bump, return), the `#[cold]` slow path that selects or obtains a page,
+//! rollback and in-place resizing of the most recent block, reset, and release of
+//! every page on drop.
 //!
 //! Every block pointer is derived from the current page's base pointer (through the
 //! cursor, which is the page's payload start moved forward), never from an integer,
 //! so the crate runs under Miri's `-Zmiri-strict-provenance`.
+//!
+//! The backing allocator is foreign code: it may allocate from this very arena. The
+//! core therefore reads its state (the current page, the cursor, the counters) only
+//! after each call into it returns, never before.
 
 use core::alloc::Layout;
 use core::cell::Cell;
-use core::hint;
 use core::iter;
 use core::ptr::{self, NonNull};
 
@@ -16,19 +20,8 @@ use allocator_api2::alloc::Allocator;
 
 use crate::arith::{self, dangling};
 use crate::failure::Failure;
-use crate::page::Page;
+use crate::page::{Choice, Page};
 use crate::stats::{PageInfo, Stats};
-
-/// The fast paths count with one `add` to [`BumpCore::counts`]: a call adds
-/// `ONE_CALL + size`. Bits below `COUNT_SHIFT` hold bytes, the bits above hold calls.
-const COUNT_SHIFT: u32 = 30;
-/// One call in the packed counters.
-const ONE_CALL: u64 = 1 << COUNT_SHIFT;
-/// The bytes field of the packed counters.
-const BYTES_MASK: u64 = ONE_CALL - 1;
-
-// The window keeps the bytes field from carrying into the calls field.
-const _: () = assert!(arith::FAST_WINDOW as u64 <= BYTES_MASK);
 
 /// The allocation state of one arena. Its owner, the arena, releases the pages
 /// when it is dropped ([`BumpCore::release_pages`]).
@@ -37,42 +30,27 @@ const _: () = assert!(arith::FAST_WINDOW as u64 <= BYTES_MASK);
 /// - the page list starting at `first` holds every page the arena owns, each obtained
 ///   from `backing`, in the order described in [`crate::page`];
 /// - `current` is in that list; `cursor` points into it, at or after its payload
-///   start, and carries its provenance; `limit` is the current page's end as
-///   [`arith::usable_end`] gives it (a multiple of `MIN_PAGE_ALIGN`, and in practice
-///   its end address); `end`, the fast-path limit, is a multiple of `MIN_PAGE_ALIGN`
-///   with `cursor <= end <= limit`;
+///   start and at or before its end, and carries its provenance; `end` is the
+///   current page's end address;
 /// - bytes between the current page's payload start and `cursor` hold the blocks
-///   handed out from it since it became current; bytes in `cursor..limit` are free;
+///   handed out from it since it became current; bytes in `cursor..end` are free;
 /// - `used_before_current` is the sum of the recorded `used` of the used pages;
-/// - `counts` holds what the fast paths counted since the counters were last
-///   flushed into `requested` and `allocations` (see [`Self::open_window`]): bytes
-///   in its low `COUNT_SHIFT` bits, calls above them, and its bytes plus
-///   `end - cursor` never exceed [`arith::FAST_WINDOW`]. A fast path adds at most
-///   the bytes by which it advances the cursor, and every other move of the cursor
-///   flushes and re-opens the window, so neither field can overflow (each call
-///   counts at least one byte).
+/// - `pages` and `capacity` are the number and total size of the pages in the list,
+///   `page_allocations` how many pages were ever obtained (saturating).
+///
+/// The fast path touches `cursor` and `end` only: it keeps no counter.
 pub(crate) struct BumpCore<A: Allocator> {
     cursor: Cell<NonNull<u8>>,
     end: Cell<usize>,
-    counts: Cell<u64>,
-    limit: Cell<usize>,
     current: Cell<Page>,
     first: Page,
-    /// `limit` and `end` of the first page rewound, for `reset`.
-    first_limit: usize,
-    first_end: usize,
     used_before_current: Cell<usize>,
-    requested: Cell<usize>,
-    allocations: Cell<usize>,
     pages: Cell<usize>,
     capacity: Cell<usize>,
     page_allocations: Cell<usize>,
+    /// The most `capacity` may reach (`usize::MAX`: no limit).
+    limit: Cell<usize>,
     backing: A,
-}
-
-/// The usable end of `page` (see [`arith::usable_end`]).
-fn page_end(page: Page) -> usize {
-    arith::usable_end(page.end_addr())
 }
 
 /// A saved position of the arena (see [`BumpCore::restore`]).
@@ -81,37 +59,39 @@ pub(crate) struct Checkpoint {
     page: Page,
     cursor: NonNull<u8>,
     used_before_current: usize,
-    requested: usize,
-    allocations: usize,
+}
+
+/// How a request that needs another page chooses it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Destination {
+    /// Every ordinary request: the first unused page that fits, else a new page of
+    /// the growth schedule (or exactly the request's size if larger).
+    FirstFit,
+    /// The most recent block, grown, leaving its page (SPEC §1.3, "growing
+    /// buffers"): the largest unused page that fits, else a new page with room for
+    /// the buffer to double once more in place.
+    GrowingBuffer,
 }
 
 impl<A: Allocator> BumpCore<A> {
     /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`.
     pub(crate) fn new<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
         let layout =
-            arith::first_page_layout(size_hint, page_size::get()).ok_or_else(E::overflow)?;
+            arith::first_page_layout(size_hint, arith::os_page()).ok_or_else(E::overflow)?;
         let block = backing.allocate(layout).map_err(|_| E::refused(layout))?;
         // SAFETY: `block` was just obtained from `backing` with `layout`, which is at
         // least 64 KiB and aligned to the OS page (>= the header's alignment).
         let first = unsafe { Page::init(block.cast(), layout) };
-        let cursor = first.payload_start();
-        let limit = page_end(first);
-        let end = arith::window_end(cursor.addr().get(), limit);
         Ok(BumpCore {
-            cursor: Cell::new(cursor),
-            end: Cell::new(end),
-            counts: Cell::new(0),
-            limit: Cell::new(limit),
+            cursor: Cell::new(first.payload_start()),
+            end: Cell::new(first.end_addr()),
             current: Cell::new(first),
             first,
-            first_limit: limit,
-            first_end: end,
             used_before_current: Cell::new(0),
-            requested: Cell::new(0),
-            allocations: Cell::new(0),
             pages: Cell::new(1),
             capacity: Cell::new(layout.size()),
             page_allocations: Cell::new(1),
+            limit: Cell::new(usize::MAX),
             backing,
         })
     }
@@ -121,181 +101,164 @@ impl<A: Allocator> BumpCore<A> {
         &self.backing
     }
 
-    /// Allocates a block for `layout`: the path behind every allocating call whose
-    /// layout is not a compile-time constant (see [`Self::alloc_fixed`]).
-    ///
-    /// The packed counters are read before the fit test and also handed to the slow
-    /// path: with two uses, the read stays a plain load instead of being folded into
-    /// an `add` to memory. That `add` chains every allocation to the previous one
-    /// through store forwarding: measured on x86-64, loops allocating run-time sizes
-    /// ran at half the speed with it (1.7 vs 0.9 ns per allocation).
+    /// Allocates a block for `layout`: the path behind every allocating call.
     #[inline(always)]
     pub(crate) fn alloc<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
-        let counts = self.counts.get();
-        match self.bump(layout, || counts) {
+        match self.bump(layout) {
             Some(block) => Ok(block),
-            None => self.alloc_slow(layout, counts),
+            None => self.alloc_slow(layout),
         }
     }
 
-    /// [`Self::alloc`] for layouts known at compile time (`alloc<T>`): the counters
-    /// take one `add` of a constant to memory, which keeps pace with the bump.
+    /// The fast path: align, compare, bump, return. `None` when `layout` does not fit
+    /// in the current page (and, under Miri only, for alignments above
+    /// `MIN_PAGE_ALIGN`, see [`Page::can_place`]). A zero-sized request is bumped
+    /// like any other: it consumes its padding and nothing more.
     #[inline(always)]
-    pub(crate) fn alloc_fixed<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
-        match self.bump(layout, || self.counts.get()) {
-            Some(block) => Ok(block),
-            None => self.alloc_fixed_slow(layout),
-        }
-    }
-
-    /// The slow path of [`Self::alloc_fixed`], which reads the counters itself so
-    /// that the fast path's read has one use and becomes part of the `add`.
-    #[cold]
-    #[inline(never)]
-    fn alloc_fixed_slow<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
-        self.alloc_slow(layout, self.counts.get())
-    }
-
-    /// The fast path: align, compare, bump, count, return. `None` for a zero-sized
-    /// or over-aligned `layout` and when it does not fit below `end`; the slow path
-    /// then handles it. `counts` gives the current value of the packed counters
-    /// (read before the fit test, or only once the block fits: see the callers).
-    #[inline(always)]
-    fn bump(&self, layout: Layout, counts: impl FnOnce() -> u64) -> Option<NonNull<u8>> {
-        // Alignments up to MIN_PAGE_ALIGN fit any page by offset; the comparison
-        // disappears for layouts known at compile time.
-        if layout.align() > arith::MIN_PAGE_ALIGN {
-            return None;
-        }
-        let cursor = self.cursor.get();
-        let at = cursor.addr().get();
-        let start = arith::align_up(at, layout.align());
-        // SAFETY: `at <= end` and `end` is a multiple of MIN_PAGE_ALIGN (the core's
-        // invariants), and `layout.align() <= MIN_PAGE_ALIGN`, so `start <= end <=
-        // ADDR_LIMIT`. The hint lets the compiler drop the overflow test of
-        // `start + size` for a constant size below MIN_PAGE_ALIGN.
-        unsafe { hint::assert_unchecked(start <= arith::ADDR_LIMIT) };
-        let block_end = arith::bump_end(start, self.end.get(), layout.size())?;
-        // SAFETY: `at <= start < block_end <= end <= limit`: both pointers stay within
-        // the current page, whose provenance the cursor carries.
-        let (block, next) = unsafe { (cursor.add(start - at), cursor.add(block_end - at)) };
-        self.cursor.set(next);
-        // `layout.size() <= end - at <= FAST_WINDOW < ONE_CALL`: the cast is exact,
-        // and the counters' invariant holds since the cursor advanced by at least the
-        // size.
-        self.counts
-            .set(counts() + (ONE_CALL + layout.size() as u64));
-        Some(block)
-    }
-
-    /// The slow path: flushes the packed counters (`counts`, their current value);
-    /// answers zero-sized requests; then tries the current page if it takes the
-    /// request after all (see [`Self::bump_in_page`]); else makes current the first
-    /// unused page that fits `layout` (moved right after the current page), or else a
-    /// new page placed there, and bumps.
-    #[cold]
-    #[inline(never)]
-    fn alloc_slow<E: Failure>(&self, layout: Layout, counts: u64) -> Result<NonNull<u8>, E> {
-        self.flush(counts);
-        if layout.size() == 0 {
-            return Ok(dangling(layout.align()));
-        }
-        if let Some(block) = self.bump_in_page(layout) {
-            return Ok(block);
-        }
-        let current = self.current.get();
-        let page = match current.take_first_fit_after(layout) {
-            Some(page) => page,
-            None => {
-                let page = self.obtain_page(layout)?;
-                current.insert_after(page);
-                page
-            }
-        };
-        self.make_current(page);
-        match self.bump_in_page(layout) {
-            Some(block) => Ok(block),
-            None => unreachable!("onewayalloc: a page selected because it fits must fit"),
-        }
-    }
-
-    /// Bumps `layout` (of non-zero size) in the current page up to its usable end,
-    /// past the fast-path window, and counts it in the totals; then re-opens the
-    /// window. This serves over-aligned requests in a page aligned enough for them,
-    /// requests that meet the window's end in a page larger than the window, and the
-    /// first request in a newly current page. `None` if the page is not aligned
-    /// enough or has no room.
-    fn bump_in_page(&self, layout: Layout) -> Option<NonNull<u8>> {
-        if !self.current.get().guarantees_align(layout.align()) {
+    fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
+        if cfg!(miri) && layout.align() > arith::MIN_PAGE_ALIGN {
             return None;
         }
         let cursor = self.cursor.get();
         let pad = arith::bump_padding(
             cursor.addr().get(),
-            self.limit.get(),
+            self.end.get(),
             layout.size(),
             layout.align(),
         )?;
-        // SAFETY: `bump_padding` checked `pad + size <= limit - cursor`, so both
+        // SAFETY: `bump_padding` checked `pad + size <= end - cursor`, so both
         // pointers stay within the current page (or one past its end), whose
         // provenance the cursor carries.
-        unsafe {
+        let (block, next) = unsafe {
             let block = cursor.add(pad);
-            self.cursor.set(block.add(layout.size()));
-            self.allocations.set(self.allocations.get() + 1);
-            self.requested.set(self.requested.get() + layout.size());
-            self.open_window();
-            Some(block)
+            (block, block.add(layout.size()))
+        };
+        self.cursor.set(next);
+        Some(block)
+    }
+
+    /// The slow path: answers a zero-sized request that the current page cannot
+    /// align; serves an over-aligned request from the current page when it can (under
+    /// Miri); else makes current the first unused page that fits `layout` (moved
+    /// right after the current page), or else a new page placed there, and bumps.
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
+        if layout.size() == 0 {
+            return Ok(dangling(layout.align()));
+        }
+        if let Some(block) = self.bump_in_current(layout) {
+            return Ok(block);
+        }
+        self.alloc_in_next_page(layout, Destination::FirstFit)
+    }
+
+    /// Bumps `layout` in the current page if the page can place its alignment
+    /// ([`Page::can_place`]) and has room.
+    fn bump_in_current(&self, layout: Layout) -> Option<NonNull<u8>> {
+        if self.current.get().can_place(layout.align()) {
+            self.bump_unchecked_align(layout)
+        } else {
+            None
         }
     }
 
-    /// Flushes the fast-path counters into the totals and sets the fast-path limit
-    /// `end` for the cursor as it is now ([`arith::window_end`]): restores the
-    /// counters' invariant after any move of the cursor other than a fast path.
-    #[inline(never)]
-    fn open_window(&self) {
-        self.flush(self.counts.get());
-        let at = self.cursor.get().addr().get();
-        self.end.set(arith::window_end(at, self.limit.get()));
+    /// [`Self::bump`] without the Miri-only alignment test: for callers that made
+    /// sure the current page can place `layout`.
+    fn bump_unchecked_align(&self, layout: Layout) -> Option<NonNull<u8>> {
+        let cursor = self.cursor.get();
+        let pad = arith::bump_padding(
+            cursor.addr().get(),
+            self.end.get(),
+            layout.size(),
+            layout.align(),
+        )?;
+        // SAFETY: as in `bump`: `pad + size <= end - cursor`.
+        let (block, next) = unsafe {
+            let block = cursor.add(pad);
+            (block, block.add(layout.size()))
+        };
+        self.cursor.set(next);
+        Some(block)
     }
 
-    /// Moves the packed counters, whose current value is `counts`, into the totals.
-    /// The counters' invariant holds after it whatever the cursor and `end`.
-    fn flush(&self, counts: u64) {
-        debug_assert_eq!(counts, self.counts.get());
-        self.counts.set(0);
-        // Both fields are below 2^30 (the counters' invariant): the casts are exact.
-        self.requested
-            .set(self.requested.get() + (counts & BYTES_MASK) as usize);
-        self.allocations
-            .set(self.allocations.get() + (counts >> COUNT_SHIFT) as usize);
+    /// Makes another page current (chosen by `destination`) and serves `layout`
+    /// (of non-zero size) as its first block.
+    fn alloc_in_next_page<E: Failure>(
+        &self,
+        layout: Layout,
+        destination: Destination,
+    ) -> Result<NonNull<u8>, E> {
+        let choice = match destination {
+            Destination::FirstFit => Choice::FirstFit,
+            Destination::GrowingBuffer => Choice::Largest,
+        };
+        let page = match self.current.get().take_fit_after(layout, choice) {
+            Some(page) => page,
+            None => {
+                let page = self.obtain_page(layout, destination)?;
+                // Read `current` only now: the backing allocator may have allocated
+                // from this arena and made another page current meanwhile.
+                self.current.get().insert_after(page);
+                page
+            }
+        };
+        self.make_current(page);
+        match self.bump_in_current(layout) {
+            Some(block) => Ok(block),
+            None => unreachable!("onewayalloc: a page selected because it fits must fit"),
+        }
     }
 
-    /// Bytes requested and allocation calls since the last reset, the fast paths'
-    /// counts included.
-    fn totals(&self) -> (usize, usize) {
-        let counts = self.counts.get();
-        (
-            self.requested.get() + (counts & BYTES_MASK) as usize,
-            self.allocations.get() + (counts >> COUNT_SHIFT) as usize,
-        )
-    }
-
-    /// Obtains a new page that fits `layout`, sized by the growth schedule.
-    fn obtain_page<E: Failure>(&self, layout: Layout) -> Result<Page, E> {
+    /// Obtains a new page that fits `layout`: sized by the growth schedule, or with
+    /// room to double for a growing buffer (falling back to the schedule's size if
+    /// that page would pass the limit or is refused). Not linked into the list.
+    fn obtain_page<E: Failure>(&self, layout: Layout, destination: Destination) -> Result<Page, E> {
+        let os_page = arith::os_page();
         let nth = self.page_allocations.get();
-        let page_layout =
-            arith::new_page_layout(nth, layout, page_size::get()).ok_or_else(E::overflow)?;
-        let block = self
-            .backing
-            .allocate(page_layout)
-            .map_err(|_| E::refused(page_layout))?;
-        self.page_allocations.set(nth + 1);
+        let exact = arith::new_page_layout(nth, layout, os_page).ok_or_else(E::overflow)?;
+        if destination == Destination::GrowingBuffer {
+            let roomy = arith::growth_page_layout(nth, layout, os_page);
+            if let Some(roomy) = roomy.filter(|roomy| roomy.size() > exact.size()) {
+                if let Some(page) = self.try_obtain(roomy) {
+                    return Ok(page);
+                }
+            }
+        }
+        self.try_obtain(exact).ok_or_else(|| E::refused(exact))
+    }
+
+    /// Obtains a page of `layout` from the backing allocator, within the limit.
+    fn try_obtain(&self, layout: Layout) -> Option<Page> {
+        if !self.within_limit(layout.size()) {
+            return None;
+        }
+        let block = self.backing.allocate(layout).ok()?.cast::<u8>();
+        // The backing allocator may have obtained pages for this arena meanwhile:
+        // check the limit again against what the arena holds now.
+        if !self.within_limit(layout.size()) {
+            // SAFETY: `block` was just obtained from `backing` with `layout` and is
+            // not used by anything.
+            unsafe { self.backing.deallocate(block, layout) };
+            return None;
+        }
+        // Counters read after the call. `capacity + size` cannot overflow: it is at
+        // most the limit (checked just above). `pages <= capacity / 64 KiB`.
         self.pages.set(self.pages.get() + 1);
-        self.capacity.set(self.capacity.get() + page_layout.size());
-        // SAFETY: `block` was just obtained from `backing` with `page_layout`, at least
+        self.capacity.set(self.capacity.get() + layout.size());
+        self.page_allocations
+            .set(self.page_allocations.get().saturating_add(1));
+        // SAFETY: `block` was just obtained from `backing` with `layout`, at least
         // 64 KiB and aligned to at least the OS page (>= the header's alignment).
-        Ok(unsafe { Page::init(block.cast(), page_layout) })
+        Some(unsafe { Page::init(block, layout) })
+    }
+
+    /// Whether a page of `size` more bytes keeps `capacity` within the limit.
+    fn within_limit(&self, size: usize) -> bool {
+        self.capacity
+            .get()
+            .checked_add(size)
+            .is_some_and(|total| total <= self.limit.get())
     }
 
     /// Retires the current page as used and makes `page` (the page right after it)
@@ -303,25 +266,27 @@ impl<A: Allocator> BumpCore<A> {
     fn make_current(&self, page: Page) {
         let used = self.current_used();
         self.current.get().record_used(used);
+        // The used bytes of distinct pages add up to at most `capacity`: no overflow.
         self.used_before_current
             .set(self.used_before_current.get() + used);
         self.current.set(page);
         self.cursor.set(page.payload_start());
-        self.limit.set(page_end(page));
-        self.open_window();
+        self.end.set(page.end_addr());
     }
 
-    /// Bytes consumed in the current page.
+    /// Bytes consumed in the current page (the cursor is at or after its payload
+    /// start: no underflow).
     fn current_used(&self) -> usize {
         self.cursor.get().addr().get() - self.current.get().payload_start().addr().get()
     }
 
-    /// If `block` (of `size > 0` bytes) is the most recent block, returns a pointer to
-    /// its start derived from the cursor, which carries the page's provenance.
-    #[inline]
+    /// If `block` (of `size` bytes) is the most recent non-empty block, returns a
+    /// pointer to its start derived from the cursor, which carries the page's
+    /// provenance.
+    #[inline(always)]
     fn last_block(&self, block: NonNull<u8>, size: usize) -> Option<NonNull<u8>> {
         let cursor = self.cursor.get();
-        if size != 0 && block.addr().get().wrapping_add(size) == cursor.addr().get() {
+        if arith::ends_at(block.addr().get(), size, cursor.addr().get()) {
             // SAFETY: the block ends at the cursor and, being a live non-empty block of
             // this arena (the caller's guarantee), lies in the current page before it:
             // a block of another page cannot end at the cursor, because the cursor is
@@ -334,8 +299,7 @@ impl<A: Allocator> BumpCore<A> {
     }
 
     /// Releases `block` if it is the most recent one (the cursor moves back to its
-    /// start, which is aligned for anything since every bump aligns); otherwise does
-    /// nothing: its bytes come back at reset.
+    /// start); otherwise does nothing: its bytes come back at reset.
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `layout` and still be live.
@@ -343,14 +307,13 @@ impl<A: Allocator> BumpCore<A> {
     pub(crate) unsafe fn dealloc(&self, block: NonNull<u8>, layout: Layout) {
         if let Some(start) = self.last_block(block, layout.size()) {
             self.cursor.set(start);
-            self.open_window();
         }
     }
 
-    /// Grows the most recent block in place within the fast-path window: the inline
-    /// part of `grow`. `None` when `block` is not the most recent block, when `new`
-    /// asks a larger alignment than `old`, or when the window has no room; the caller
-    /// then takes [`Self::resize`].
+    /// Grows the most recent block in place: the inline part of `grow`. `None` when
+    /// `block` is not the most recent block, when `new` asks a larger alignment than
+    /// `old`, or when the current page has no room; the caller then takes
+    /// [`Self::resize`].
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `old` and still be live,
@@ -363,44 +326,28 @@ impl<A: Allocator> BumpCore<A> {
         new: Layout,
     ) -> Option<NonNull<u8>> {
         debug_assert!(new.size() >= old.size());
-        let cursor = self.cursor.get();
-        let at = cursor.addr().get();
-        let start = block.addr().get();
-        if old.size() == 0 || start.wrapping_add(old.size()) != at || new.align() > old.align() {
+        if new.align() > old.align() {
             return None;
         }
-        // `start <= at <= end`: no overflow.
-        if new.size() > self.end.get() - start {
+        let start = self.last_block(block, old.size())?;
+        // `start < cursor <= end`: no underflow.
+        if new.size() > self.end.get() - start.addr().get() {
             return None;
         }
-        let growth = new.size() - old.size();
-        // SAFETY: the block is not empty and ends at the cursor, so it is the most
-        // recent block and starts `old.size()` bytes before the cursor in the current
-        // page (see `last_block`); it keeps its start, aligned for `old` hence for
-        // `new`, and now ends `new.size() <= end - start` bytes after it, inside the
-        // page. Both pointers derive from the cursor, which carries the page's
-        // provenance (the first offset is `-old.size()`).
-        let (start, next) = unsafe {
-            (
-                cursor.byte_offset(start.wrapping_sub(at) as isize),
-                cursor.add(growth),
-            )
-        };
-        self.cursor.set(next);
-        // The cursor advanced by exactly the growth, which is counted as requested
-        // bytes: the counters' invariant holds.
-        self.counts.set(self.counts.get() + growth as u64);
+        // SAFETY: the block keeps its start, aligned for `old` hence for `new`, and
+        // now ends `new.size() <= end - start` bytes after it, inside the current
+        // page; `start` derives from the cursor, which carries the page's provenance.
+        self.cursor.set(unsafe { start.add(new.size()) });
         Some(start)
     }
 
     /// Resizes `block` from `old` to `new`, keeping its first `min(old, new)` bytes.
     ///
     /// The most recent block is resized in place when the current page has room (and
-    /// is aligned enough for `new`), and moved forward (overlap-safe) if it must be
-    /// realigned; any other block shrinks
-    /// in place when its alignment allows; otherwise a new block is allocated and the
-    /// bytes copied. Growth is counted in `requested`; a moved copy is a new
-    /// allocation.
+    /// can place `new`'s alignment), moved forward (overlap-safe) if it must be
+    /// realigned, and otherwise moved to another page by the growing-buffer rule
+    /// when it grows. Any other block shrinks in place when its alignment allows, or
+    /// is moved like a new request.
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `old` and still be live;
@@ -414,33 +361,20 @@ impl<A: Allocator> BumpCore<A> {
     ) -> Result<NonNull<u8>, E> {
         debug_assert!(new.size() != 0, "the caller handles a resize to zero bytes");
         let keep = old.size().min(new.size());
-        let in_place = self
-            .last_block(block, old.size())
-            .filter(|_| self.current.get().guarantees_align(new.align()));
-        if let Some(start) = in_place {
-            let start_addr = start.addr().get();
-            if let Some(pad) =
-                arith::bump_padding(start_addr, self.limit.get(), new.size(), new.align())
-            {
-                // SAFETY: `bump_padding` checked that `pad + new.size()` bytes from the
-                // block start stay inside the current page; `start` carries the page's
-                // provenance. `ptr::copy` allows the old and new ranges to overlap.
-                unsafe {
-                    let moved = start.add(pad);
-                    if pad != 0 {
-                        ptr::copy(start.as_ptr(), moved.as_ptr(), keep);
-                    }
-                    self.cursor.set(moved.add(new.size()));
-                    let grown = new.size().saturating_sub(old.size());
-                    self.requested.set(self.requested.get() + grown);
-                    self.open_window();
-                    return Ok(moved);
-                }
+        let moved = if let Some(start) = self.last_block(block, old.size()) {
+            if let Some(moved) = self.resize_last_in_place(start, keep, new) {
+                return Ok(moved);
             }
-        } else if new.size() <= old.size() && self.keeps_alignment(block, old, new) {
+            if new.size() > old.size() {
+                self.alloc_in_next_page(new, Destination::GrowingBuffer)?
+            } else {
+                self.alloc(new)?
+            }
+        } else if new.size() <= old.size() && keeps_alignment(block, old, new) {
             return Ok(block);
-        }
-        let moved = self.alloc::<E>(new)?;
+        } else {
+            self.alloc(new)?
+        };
         // SAFETY: `moved` is a fresh block of `new.size() >= keep` bytes, and `block`
         // is live with `old.size() >= keep` bytes (caller's guarantee); a fresh block
         // never overlaps a live one.
@@ -448,15 +382,39 @@ impl<A: Allocator> BumpCore<A> {
         Ok(moved)
     }
 
+    /// Resizes the most recent block, which starts at `start` (derived from the
+    /// cursor), in the current page: it stays or moves forward to realign, keeping
+    /// its first `keep` bytes. `None` if the current page cannot hold it.
+    fn resize_last_in_place(
+        &self,
+        start: NonNull<u8>,
+        keep: usize,
+        new: Layout,
+    ) -> Option<NonNull<u8>> {
+        if !self.current.get().can_place(new.align()) {
+            return None;
+        }
+        let pad = arith::bump_padding(start.addr().get(), self.end.get(), new.size(), new.align())?;
+        // SAFETY: `bump_padding` checked that `pad + new.size()` bytes from the block
+        // start stay inside the current page; `start` carries the page's provenance.
+        // The block's old bytes are live, and `ptr::copy` allows the old and new
+        // ranges to overlap.
+        unsafe {
+            let moved = start.add(pad);
+            if pad != 0 {
+                ptr::copy(start.as_ptr(), moved.as_ptr(), keep);
+            }
+            self.cursor.set(moved.add(new.size()));
+            Some(moved)
+        }
+    }
+
     /// The position of the arena now, to [`restore`](Self::restore) later.
     pub(crate) fn checkpoint(&self) -> Checkpoint {
-        let (requested, allocations) = self.totals();
         Checkpoint {
             page: self.current.get(),
             cursor: self.cursor.get(),
             used_before_current: self.used_before_current.get(),
-            requested,
-            allocations,
         }
     }
 
@@ -471,27 +429,26 @@ impl<A: Allocator> BumpCore<A> {
     pub(crate) unsafe fn restore(&self, checkpoint: Checkpoint) {
         self.current.set(checkpoint.page);
         self.cursor.set(checkpoint.cursor);
-        self.limit.set(page_end(checkpoint.page));
+        self.end.set(checkpoint.page.end_addr());
         self.used_before_current.set(checkpoint.used_before_current);
-        self.counts.set(0);
-        self.requested.set(checkpoint.requested);
-        self.allocations.set(checkpoint.allocations);
-        self.open_window();
     }
 
-    /// Returns unused pages to the backing allocator, keeping the first ones in list
-    /// order while their sizes add up to at most `keep` bytes.
+    /// Returns unused pages to the backing allocator: walking them in list order, it
+    /// keeps each page that still fits in the `keep` budget (the sizes of the pages
+    /// kept so far plus its own at most `keep`) and frees each page that does not,
+    /// then goes on with the next.
     pub(crate) fn trim(&mut self, keep: usize) {
         let mut before = self.current.get();
-        let mut kept = 0;
+        let mut kept: usize = 0;
         while let Some(page) = before.next() {
-            if kept + page.size() <= keep {
-                kept += page.size();
+            if let Some(total) = kept.checked_add(page.size()).filter(|&t| t <= keep) {
+                kept = total;
                 before = page;
                 continue;
             }
             let unlinked = before.unlink_next();
             debug_assert_eq!(unlinked, Some(page));
+            // The page was counted in both when it was obtained: no underflow.
             self.pages.set(self.pages.get() - 1);
             self.capacity.set(self.capacity.get() - page.size());
             // SAFETY: the page came from `self.backing` and is unused (after the
@@ -517,53 +474,33 @@ impl<A: Allocator> BumpCore<A> {
         }
     }
 
-    /// Whether an older `block` allocated with `old` is aligned for `new` by its page
-    /// offset, so that it may stay where it is: it is aligned by address, and its
-    /// page guarantees `new.align()`. Every page guarantees MIN_PAGE_ALIGN and the
-    /// block's page guaranteed `old.align()` when the block was placed; beyond that
-    /// (rare: an alignment raised past both) the block's page is looked up.
-    fn keeps_alignment(&self, block: NonNull<u8>, old: Layout, new: Layout) -> bool {
-        let addr = block.addr().get();
-        if !arith::is_aligned(addr, new.align()) {
-            return false;
-        }
-        if new.align() <= arith::MIN_PAGE_ALIGN.max(old.align()) {
-            return true;
-        }
-        let current = self.current.get();
-        let mut page = Some(self.first);
-        while let Some(candidate) = page {
-            if candidate.holds(addr) {
-                return candidate.guarantees_align(new.align());
-            }
-            page = (candidate != current).then(|| candidate.next()).flatten();
-        }
-        false
-    }
-
     /// Invalidates every block and makes every page available again, in constant
     /// time: the first page becomes current, rewound; the others become unused.
     pub(crate) fn reset(&mut self) {
         let first = self.first;
         self.current.set(first);
         self.cursor.set(first.payload_start());
-        self.limit.set(self.first_limit);
-        self.end.set(self.first_end);
-        self.counts.set(0);
+        self.end.set(first.end_addr());
         self.used_before_current.set(0);
-        self.requested.set(0);
-        self.allocations.set(0);
     }
 
-    /// The arena's counters.
+    /// Sets the most `capacity` may reach (`None`: no limit).
+    pub(crate) fn set_limit(&self, limit: Option<usize>) {
+        self.limit.set(limit.unwrap_or(usize::MAX));
+    }
+
+    /// The limit set by [`Self::set_limit`].
+    pub(crate) fn limit(&self) -> Option<usize> {
+        Some(self.limit.get()).filter(|&limit| limit != usize::MAX)
+    }
+
+    /// The arena's figures, derived from the page counters and the cursor.
     pub(crate) fn stats(&self) -> Stats {
-        let (requested, allocations) = self.totals();
         Stats {
             pages: self.pages.get(),
             capacity: self.capacity.get(),
+            // Used bytes of distinct pages add up to at most `capacity`.
             used: self.used_before_current.get() + self.current_used(),
-            requested,
-            allocations,
             page_allocations: self.page_allocations.get(),
         }
     }
@@ -592,54 +529,12 @@ impl<A: Allocator> BumpCore<A> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use core::alloc::Layout;
-
-    use allocator_api2::alloc::Allocator;
-
-    use crate::OneWayAlloc;
-
-    /// Rollbacks flush the fast-path counters: the totals stay exact however often
-    /// the same bytes are handed out again.
-    #[test]
-    fn counters_stay_exact_across_rollbacks_and_in_place_growth() {
-        let arena = OneWayAlloc::new();
-        let a = &arena;
-        let small = Layout::from_size_align(24, 8).unwrap();
-        for round in 1..=1000 {
-            let p = a.allocate(small).unwrap().cast::<u8>();
-            let bigger = Layout::from_size_align(40, 8).unwrap();
-            // SAFETY: `p` is the live block just allocated with `small`.
-            let q = unsafe { a.grow(p, small, bigger) }.unwrap().cast::<u8>();
-            assert_eq!(q, p, "grown in place");
-            // SAFETY: `q` is live with `bigger`.
-            unsafe { a.deallocate(q, bigger) };
-            let stats = arena.stats();
-            assert_eq!(stats.allocations, round);
-            assert_eq!(stats.requested, 40 * round);
-            assert_eq!(stats.used, 0, "rolled back");
-        }
-    }
-
-    /// A page larger than the fast-path window (1 GiB): requests past the window are
-    /// served from the same page by the slow path, and the counters stay exact.
-    #[test]
-    #[cfg_attr(miri, ignore = "allocates a 1.5 GiB page")]
-    fn pages_larger_than_the_window_are_used_to_their_end() {
-        let mut arena = OneWayAlloc::with_size_hint(3 << 29);
-        for _ in 0..2 {
-            let mib = 1 << 20;
-            for _ in 0..1500 {
-                arena.alloc_layout(Layout::from_size_align(mib, 16).unwrap());
-                arena.alloc(7u8);
-            }
-            let stats = arena.stats();
-            assert_eq!(stats.pages, 1);
-            assert_eq!(stats.allocations, 3000);
-            assert_eq!(stats.requested, 1500 * (mib + 1));
-            assert_eq!(stats.used, 1500 * mib + 1499 * 16 + 1);
-            arena.reset();
-        }
-    }
+/// Whether an older `block` allocated with `old` may stay where it is when shrunk
+/// to `new`: it is aligned for `new` by address, and (so that Miri's symbolic
+/// alignment check agrees) `new`'s alignment is one that its page guaranteed when
+/// the block was placed: at most `old`'s or [`arith::MIN_PAGE_ALIGN`]. The same rule
+/// in every build; a block whose alignment is raised past both moves.
+fn keeps_alignment(block: NonNull<u8>, old: Layout, new: Layout) -> bool {
+    arith::is_aligned(block.addr().get(), new.align())
+        && new.align() <= arith::MIN_PAGE_ALIGN.max(old.align())
 }

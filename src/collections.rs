@@ -28,7 +28,7 @@ use core::hash::{Hash, Hasher};
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 
-use allocator_api2::alloc::{Allocator, Global};
+use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 use crate::OneWayAlloc;
 
@@ -133,6 +133,121 @@ impl<'a, A: Allocator> String<'a, A> {
         string
     }
 
+    /// Like [`with_capacity_in`](Self::with_capacity_in), returning an error
+    /// instead of calling `handle_alloc_error` (or panicking on overflow).
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide `capacity` bytes (its backing
+    /// allocator refuses, its [limit](OneWayAlloc::set_limit) is reached, or the
+    /// size overflows).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// assert!(String::try_with_capacity_in(64, &arena).unwrap().capacity() >= 64);
+    /// assert!(String::try_with_capacity_in(usize::MAX, &arena).is_err());
+    /// ```
+    pub fn try_with_capacity_in(
+        capacity: usize,
+        arena: &'a OneWayAlloc<A>,
+    ) -> Result<Self, AllocError> {
+        let mut string = Self::new_in(arena);
+        string.try_reserve(capacity)?;
+        Ok(string)
+    }
+
+    /// Like [`from_str_in`](Self::from_str_in), returning an error instead.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::try_from_str_in("abc", &arena).unwrap();
+    /// assert_eq!(s, "abc");
+    /// ```
+    pub fn try_from_str_in(s: &str, arena: &'a OneWayAlloc<A>) -> Result<Self, AllocError> {
+        let mut string = Self::try_with_capacity_in(s.len(), arena)?;
+        string.append(s);
+        Ok(string)
+    }
+
+    /// Formats `args` into a new string, returning an error instead of calling
+    /// `handle_alloc_error`: what [`try_format_in!`](crate::try_format_in) calls.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes.
+    ///
+    /// # Panics
+    /// If a `Display` implementation returns an error (as `format!` does).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// let s = String::try_from_fmt_in(format_args!("{}-{}", 1, 2), &arena).unwrap();
+    /// assert_eq!(s, "1-2");
+    /// ```
+    pub fn try_from_fmt_in(
+        args: fmt::Arguments<'_>,
+        arena: &'a OneWayAlloc<A>,
+    ) -> Result<Self, AllocError> {
+        /// Writes with `try_push_str` and remembers a refused allocation.
+        struct TryWriter<'s, 'a, A: Allocator> {
+            string: &'s mut String<'a, A>,
+            refused: bool,
+        }
+        impl<A: Allocator> fmt::Write for TryWriter<'_, '_, A> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.string.try_push_str(s).map_err(|AllocError| {
+                    self.refused = true;
+                    fmt::Error
+                })
+            }
+        }
+        let mut string = Self::new_in(arena);
+        let mut writer = TryWriter {
+            string: &mut string,
+            refused: false,
+        };
+        match fmt::Write::write_fmt(&mut writer, args) {
+            Ok(()) => Ok(string),
+            Err(fmt::Error) if writer.refused => Err(AllocError),
+            Err(fmt::Error) => panic!("a formatting trait implementation returned an error"),
+        }
+    }
+
+    /// Makes room for at least `additional` more bytes.
+    ///
+    /// # Panics
+    /// Panics if the capacity overflows; calls `handle_alloc_error` if the arena
+    /// cannot provide the bytes.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// s.reserve(100);
+    /// assert!(s.capacity() >= 100);
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.bytes.reserve(additional);
+    }
+
+    /// Like [`reserve`](Self::reserve), returning an error instead.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the capacity overflows or the arena cannot provide the
+    /// bytes (its backing allocator refuses, or its limit is reached).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// assert!(s.try_reserve(100).is_ok());
+    /// assert!(s.try_reserve(usize::MAX).is_err());
+    /// ```
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), AllocError> {
+        self.bytes.try_reserve(additional).map_err(|_| AllocError)
+    }
+
     /// Appends a character.
     ///
     /// ```
@@ -143,6 +258,21 @@ impl<'a, A: Allocator> String<'a, A> {
     /// ```
     pub fn push(&mut self, c: char) {
         self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    /// Like [`push`](Self::push), returning an error instead.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes; the string is unchanged.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// s.try_push('x').unwrap();
+    /// assert_eq!(s, "x");
+    /// ```
+    pub fn try_push(&mut self, c: char) -> Result<(), AllocError> {
+        self.try_push_str(c.encode_utf8(&mut [0; 4]))
     }
 
     /// Appends a string slice.
@@ -156,13 +286,42 @@ impl<'a, A: Allocator> String<'a, A> {
     /// ```
     #[inline]
     pub fn push_str(&mut self, s: &str) {
-        // One memcpy: allocator-api2's `extend_from_slice` goes element by element.
-        let len = self.bytes.len();
         self.bytes.reserve(s.len());
-        // SAFETY: `reserve` made room for `s.len()` more bytes after `len`; the
-        // source is a `str` elsewhere (it cannot overlap the vector's spare
-        // capacity), and once copied those bytes are initialized, so the length may
-        // cover them.
+        self.append(s);
+    }
+
+    /// Like [`push_str`](Self::push_str), returning an error instead.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes; the string is unchanged.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// arena.set_limit(Some(arena.stats().capacity)); // no page beyond the first
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// assert!(s.try_push_str("fits").is_ok());
+    /// assert!(s.try_push_str(&"x".repeat(1 << 20)).is_err());
+    /// assert_eq!(s, "fits");
+    /// ```
+    #[inline]
+    pub fn try_push_str(&mut self, s: &str) -> Result<(), AllocError> {
+        self.try_reserve(s.len())?;
+        self.append(s);
+        Ok(())
+    }
+
+    /// Appends `s` into capacity already reserved, in one memcpy (allocator-api2's
+    /// `extend_from_slice` goes element by element). Callers reserve `s.len()`
+    /// bytes first (`reserve` or a successful `try_reserve`).
+    #[inline]
+    fn append(&mut self, s: &str) {
+        let len = self.bytes.len();
+        debug_assert!(self.bytes.capacity() - len >= s.len());
+        // SAFETY: every caller reserved room for `s.len()` more bytes after `len`
+        // just before (`Vec::reserve` and `try_reserve` guarantee capacity >= len +
+        // additional); the source is a `str` elsewhere (it cannot overlap the vector's
+        // spare capacity), and once copied those bytes are initialized, so the
+        // length may cover them.
         unsafe {
             core::ptr::copy_nonoverlapping(s.as_ptr(), self.bytes.as_mut_ptr().add(len), s.len());
             self.bytes.set_len(len + s.len());
@@ -375,4 +534,26 @@ macro_rules! format_in {
             .expect("a formatting trait implementation returned an error");
         string
     }};
+}
+
+/// Like [`format_in!`](crate::format_in), returning
+/// `Result<String, AllocError>` instead of calling `handle_alloc_error` when the
+/// arena cannot provide the bytes (for example past its
+/// [limit](crate::OneWayAlloc::set_limit)).
+///
+/// # Panics
+/// Panics if a `Display` implementation returns an error (as `format!` does).
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let line = onewayalloc::try_format_in!(&arena, "{}:{}", "cpu", 1)?;
+/// assert_eq!(line, "cpu:1");
+/// # Ok::<(), onewayalloc::AllocError>(())
+/// ```
+#[macro_export]
+macro_rules! try_format_in {
+    ($arena:expr, $($arg:tt)*) => {
+        $crate::collections::String::try_from_fmt_in(::core::format_args!($($arg)*), $arena)
+    };
 }

@@ -102,13 +102,21 @@
 //!
 //! [Netdata]: https://github.com/netdata/netdata
 //! [`handle_alloc_error`]: allocator_api2::alloc::handle_alloc_error
+#![no_std]
 #![cfg_attr(feature = "nightly", feature(allocator_api))]
 #![doc(test(attr(cfg_attr(feature = "nightly", feature(allocator_api)))))]
 #![deny(unsafe_op_in_unsafe_fn)]
-#![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 mod allocator_impl;
 mod arena;
+// In sanitizer mode the page arithmetic serves only the bad-input checks.
+#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod arith;
 #[cfg(not(onewayalloc_separate_blocks))]
 mod bump;
@@ -118,6 +126,7 @@ mod failure;
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
 mod scope;
+#[cfg(feature = "std")]
 mod scratch;
 #[cfg(onewayalloc_separate_blocks)]
 mod separate;
@@ -163,6 +172,7 @@ pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
 pub use scope::Scope;
+#[cfg(feature = "std")]
 pub use scratch::with_scratch;
 pub use stats::{PageInfo, Stats};
 

@@ -136,26 +136,28 @@ impl Page {
         unsafe { self.0.cast::<u8>().add(HEADER_SIZE) }
     }
 
-    /// Address one past the last byte of the page.
+    /// Address one past the last byte of the page. No overflow: a block from an
+    /// allocator never wraps around the address space.
     pub(crate) fn end_addr(self) -> usize {
         self.0.addr().get() + self.size()
     }
 
-    /// Whether the page's own alignment guarantees `align`, so that blocks aligned
-    /// to it can be placed by offset (see [`arith::MIN_PAGE_ALIGN`]).
-    pub(crate) fn guarantees_align(self, align: usize) -> bool {
-        self.header().align >= align
-    }
-
-    /// Whether `addr` lies in the page's payload.
-    pub(crate) fn holds(self, addr: usize) -> bool {
-        (self.payload_start().addr().get()..self.end_addr()).contains(&addr)
+    /// Whether blocks aligned to `align` may be placed in the page. Natively, any
+    /// page may hold a block wherever its address is aligned. Under Miri, whose
+    /// symbolic alignment check knows a block's alignment only from its offset in a
+    /// page, a block aligned above [`arith::MIN_PAGE_ALIGN`] (which every page
+    /// guarantees) goes only into a page aligned at least as much; the fast path
+    /// leaves such requests to the slow path there. The test is compiled out of
+    /// native builds.
+    #[inline]
+    pub(crate) fn can_place(self, align: usize) -> bool {
+        !cfg!(miri) || align <= arith::MIN_PAGE_ALIGN || self.header().align >= align
     }
 
     /// Whether a request for `layout` fits in the page once it is rewound.
     pub(crate) fn fits_when_rewound(self, layout: Layout) -> bool {
         let start = self.payload_start().addr().get();
-        self.guarantees_align(layout.align())
+        self.can_place(layout.align())
             && arith::bump_padding(start, self.end_addr(), layout.size(), layout.align()).is_some()
     }
 
@@ -172,23 +174,45 @@ impl Page {
         Some(next)
     }
 
-    /// Searches the pages after `self` (the unused pages when `self` is current) in
-    /// list order for the first one that fits `layout` once rewound, moves it to
+    /// Searches the pages after `self` (the unused pages when `self` is current) for
+    /// one that fits `layout` once rewound, chosen by `choice`, moves it to
     /// immediately after `self`, and returns it. Skipped pages keep their order.
-    pub(crate) fn take_first_fit_after(self, layout: Layout) -> Option<Page> {
+    pub(crate) fn take_fit_after(self, layout: Layout, choice: Choice) -> Option<Page> {
+        // `best` is the chosen page and the page before it in list order.
+        let mut best: Option<(Page, Page)> = None;
         let mut before = self;
-        let mut candidate = self.next();
-        while let Some(page) = candidate {
+        while let Some(page) = before.next() {
             if page.fits_when_rewound(layout) {
-                if before != self {
-                    before.set_next(page.next());
-                    self.insert_after(page);
+                let better = match best {
+                    None => true,
+                    // Strictly larger: on a tie the first in list order stays.
+                    Some((_, chosen)) => page.size() > chosen.size(),
+                };
+                if better {
+                    best = Some((before, page));
                 }
-                return Some(page);
+                if choice == Choice::FirstFit {
+                    break;
+                }
             }
             before = page;
-            candidate = page.next();
         }
-        None
+        let (before, page) = best?;
+        if before != self {
+            let unlinked = before.unlink_next();
+            debug_assert_eq!(unlinked, Some(page));
+            self.insert_after(page);
+        }
+        Some(page)
     }
+}
+
+/// Which unused page a request takes (SPEC §1.3).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Choice {
+    /// The first in list order that fits: every ordinary request.
+    FirstFit,
+    /// The largest that fits (the first of those on a tie): a growing buffer that
+    /// must leave its page, so that it has the most room to keep growing in place.
+    Largest,
 }

@@ -19,9 +19,17 @@ use crate::{Checkpoint, OneWayAlloc};
 /// [`OneWayAlloc::scope`] or [`Scope::scope`].
 ///
 /// It has the arena's allocation calls, each returning memory that lives for `'s`
-/// (not just for the borrow of the handle), and `&Scope` implements [`Allocator`].
+/// (not just for the borrow of the handle), and [`arena`](Scope::arena) lends the
+/// arena for collections (`Vec`, `HashMap`, the arena `String`, `format_in!`).
 /// While an inner scope is open the outer handle is mutably borrowed, so it cannot
 /// allocate; blocks it made before stay valid.
+///
+/// **Arena data cannot leave the scope.** Returning a reference, a `Vec` or a
+/// `String` made in a scope (or in [`with_scratch`](crate::with_scratch)) out of its
+/// closure is a compile error, usually a lifetime error such as "borrowed data
+/// escapes outside of closure" or "lifetime may not live long enough": the scope
+/// rolls its memory back when the closure returns. Return plain values (numbers,
+/// `std` `String`s, copies), or allocate what must stay in an enclosing scope.
 ///
 /// # Examples
 /// ```
@@ -32,7 +40,7 @@ use crate::{Checkpoint, OneWayAlloc};
 /// let total = arena.scope(|request| {
 ///     let user = request.alloc_str("ada"); // lives for the whole scope
 ///     let len = request.scope(|scratch| {
-///         let mut parts = Vec::new_in(&*scratch);
+///         let mut parts = Vec::new_in(scratch.arena());
 ///         parts.extend(user.split('d'));
 ///         parts.len() // only plain values leave a scope
 ///     });
@@ -55,7 +63,7 @@ use crate::{Checkpoint, OneWayAlloc};
 /// arena.scope(|outer| {
 ///     let mut kept = None;
 ///     outer.scope(|inner| {
-///         let v: Vec<u8, _> = Vec::new_in(&*inner);
+///         let v: Vec<u8, _> = Vec::new_in(inner.arena());
 ///         kept = Some(v); // error: the inner scope's Vec cannot outlive it
 ///     });
 /// });
@@ -70,7 +78,9 @@ use crate::{Checkpoint, OneWayAlloc};
 /// });
 /// ```
 pub struct Scope<'s, A: Allocator = Global> {
-    // Never handed out: a `&'s OneWayAlloc` would allocate for `'s` past a rollback.
+    // Never handed out for `'s`: a `&'s OneWayAlloc` would allocate for `'s` past
+    // the rollback of an inner scope. `Scope::arena` lends it for a borrow of the
+    // handle instead.
     arena: &'s OneWayAlloc<A>,
 }
 
@@ -105,9 +115,9 @@ fn run_scope<A: Allocator, R>(
 impl<A: Allocator> OneWayAlloc<A> {
     /// Runs `f` with a [`Scope`] of the arena, then rolls the arena back to where it
     /// was, in constant time, keeping every page: pages taken inside the scope become
-    /// unused pages, as after [`reset`](Self::reset). Allocations made before are not
-    /// affected. After the scope, `stats().used`, `requested` and `allocations` are
-    /// what they were before it, and running the same scope again takes no new page.
+    /// unused pages, as after [`reset`](Self::reset). After the scope, `stats().used`
+    /// is what it was before it, and running the same scope again takes no new page.
+    /// If `f` panics, the arena is rolled back all the same.
     ///
     /// # Examples
     /// ```
@@ -119,7 +129,33 @@ impl<A: Allocator> OneWayAlloc<A> {
     ///     });
     ///     assert!(path_len >= 2);
     /// }
-    /// assert_eq!(arena.stats().allocations, 0);
+    /// assert_eq!(arena.stats().used, 0);
+    /// ```
+    ///
+    /// # Keeping data across a scratch scope
+    ///
+    /// `scope` takes `&mut self`, so nothing allocated directly from the arena can be
+    /// alive while it runs: this is rejected (E0502), because the `&mut` borrow for
+    /// the scope conflicts with `id`'s shared borrow.
+    /// ```compile_fail,E0502
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// let id = arena.alloc_str("chart.cpu");
+    /// arena.scope(|scratch| scratch.alloc_bytes(100).len());
+    /// println!("{id}");
+    /// ```
+    /// Open an outer scope for the request's own data, and a scratch scope inside
+    /// it: the outer scope's blocks live for its whole closure, across any number of
+    /// inner scopes, which roll back only what they allocated.
+    /// ```
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// arena.scope(|request| {
+    ///     let id = request.alloc_str("chart.cpu"); // kept for the whole request
+    ///     for step in 0..3 {
+    ///         let n = request.scope(|scratch| scratch.alloc_bytes(1000 * step).len());
+    ///         assert_eq!(id, "chart.cpu"); // still valid after each scratch scope
+    ///         assert_eq!(n, 1000 * step);
+    ///     }
+    /// });
     /// ```
     pub fn scope<R>(&mut self, f: impl for<'s> FnOnce(&mut Scope<'s, A>) -> R) -> R {
         run_scope(self, f)
@@ -194,6 +230,65 @@ impl<'s, A: Allocator> Scope<'s, A> {
         fn stats() -> Stats;
     }
 
+    /// Lends the arena for as long as this handle is borrowed, so that everything
+    /// that takes a `&OneWayAlloc` works inside the scope: the
+    /// [`collections`](crate::collections) aliases (`Vec`, `Box`, `HashMap`,
+    /// `HashSet`), the arena [`String`](crate::collections::String),
+    /// [`format_in!`](crate::format_in), and any `Allocator`-generic container.
+    ///
+    /// What is allocated through the loan lives only as long as the borrow of the
+    /// handle, not for the scope's whole lifetime `'s`: opening an inner scope needs
+    /// `&mut` on the handle, so nothing made through the loan can be alive when the
+    /// inner scope rolls back, and nothing can leave the scope.
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::OneWayAlloc;
+    /// use onewayalloc::collections::{HashMap, String, Vec};
+    /// use onewayalloc::format_in;
+    ///
+    /// let mut arena = OneWayAlloc::new();
+    /// let total = arena.scope(|request| {
+    ///     let mut seen: HashMap<String, usize> = HashMap::new_in(request.arena());
+    ///     let mut order = Vec::new_in(request.arena());
+    ///     for i in [3, 1, 3] {
+    ///         *seen.entry(format_in!(request.arena(), "dim{i}")).or_insert(0) += 1;
+    ///         order.push(i);
+    ///     }
+    ///     seen["dim3"] + order.len()
+    /// });
+    /// assert_eq!(total, 5);
+    /// assert_eq!(arena.stats().used, 0); // rolled back
+    /// ```
+    ///
+    /// A collection made through the loan cannot be kept across an inner scope,
+    /// which would roll back its memory:
+    /// ```compile_fail,E0502
+    /// use onewayalloc::collections::Vec;
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// arena.scope(|outer| {
+    ///     let mut v = Vec::new_in(outer.arena());
+    ///     v.push(1u32);
+    ///     outer.scope(|inner| inner.alloc(2u8)); // error: `outer` is borrowed by `v`
+    ///     v.push(3);
+    /// });
+    /// ```
+    ///
+    /// Nor can it leave the scope (arena data cannot leave the scope):
+    /// ```compile_fail
+    /// use onewayalloc::collections::Vec;
+    /// let mut arena = onewayalloc::OneWayAlloc::new();
+    /// let v = arena.scope(|s| {
+    ///     let mut v = Vec::new_in(s.arena());
+    ///     v.push(1u32);
+    ///     v // error: the loan does not outlive the scope
+    /// });
+    /// ```
+    #[inline]
+    pub fn arena(&self) -> &OneWayAlloc<A> {
+        self.arena
+    }
+
     /// The arena's [`OneWayAlloc::pages`].
     pub fn pages(&self) -> impl Iterator<Item = PageInfo> + '_ {
         self.arena.pages()
@@ -219,55 +314,5 @@ impl<'s, A: Allocator> Scope<'s, A> {
     /// ```
     pub fn scope<R>(&mut self, f: impl for<'i> FnOnce(&mut Scope<'i, A>) -> R) -> R {
         run_scope(self.arena, f)
-    }
-}
-
-// SAFETY: every call goes to the arena's own `Allocator` implementation, whose
-// blocks stay valid until a reset or a rollback; a `&Scope` borrows the scope
-// handle, and the scope cannot be rolled back (nor an inner scope opened, which
-// needs `&mut`) while that borrow, and so any collection using it, is alive.
-unsafe impl<A: Allocator> Allocator for &Scope<'_, A> {
-    #[inline(always)]
-    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        self.arena.allocate(layout)
-    }
-
-    #[inline]
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        // SAFETY: forwarded from the caller: a live block of this arena with `layout`.
-        unsafe { self.arena.deallocate(ptr, layout) }
-    }
-
-    #[inline]
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old_layout: Layout,
-        new_layout: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.arena.grow(ptr, old_layout, new_layout) }
-    }
-
-    #[inline]
-    unsafe fn grow_zeroed(
-        &self,
-        ptr: NonNull<u8>,
-        old_layout: Layout,
-        new_layout: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.arena.grow_zeroed(ptr, old_layout, new_layout) }
-    }
-
-    #[inline]
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old_layout: Layout,
-        new_layout: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.arena.shrink(ptr, old_layout, new_layout) }
     }
 }

@@ -1,8 +1,8 @@
-//! Per-thread scratch arenas, and trimming what an arena keeps.
+//! Per-thread scratch arenas (with the `std` feature).
 
 use std::cell::RefCell;
-
-use allocator_api2::alloc::Allocator;
+use std::thread_local;
+use std::vec::Vec;
 
 use crate::OneWayAlloc;
 
@@ -22,6 +22,10 @@ thread_local! {
 /// back what a rare large request left behind. If `f` panics, its arena is dropped
 /// instead of kept.
 ///
+/// It never panics by itself, not even during thread teardown (from another
+/// thread-local's destructor, once the thread's pool is gone): the call then runs
+/// with a fresh arena that is dropped afterwards.
+///
 /// # Examples
 /// ```
 /// use onewayalloc::{with_scratch, allocator_api2::vec::Vec};
@@ -37,29 +41,20 @@ thread_local! {
 /// assert_eq!(handle("GET /"), 2); // the same pages again
 /// ```
 pub fn with_scratch<R>(f: impl FnOnce(&mut OneWayAlloc) -> R) -> R {
-    let mut arena = SCRATCH.with_borrow_mut(Vec::pop).unwrap_or_default();
+    // During thread teardown the pool may be gone (`try_with` fails): the call then
+    // takes a fresh arena and drops it afterwards. The pool is never borrowed while
+    // `f` runs, so `try_borrow_mut` fails only if that changes; it cannot panic.
+    let pooled = SCRATCH
+        .try_with(|pool| pool.try_borrow_mut().ok().and_then(|mut pool| pool.pop()))
+        .ok()
+        .flatten();
+    let mut arena = pooled.unwrap_or_default();
     let result = f(&mut arena);
     arena.reset();
-    // During thread teardown the pool may be gone: the arena is then just dropped.
-    let _ = SCRATCH.try_with(|pool| pool.borrow_mut().push(arena));
+    let _ = SCRATCH.try_with(move |pool| {
+        if let Ok(mut pool) = pool.try_borrow_mut() {
+            pool.push(arena);
+        }
+    });
     result
-}
-
-impl<A: Allocator> OneWayAlloc<A> {
-    /// Returns unused pages to the backing allocator, keeping the first unused pages
-    /// in list order while their sizes add up to at most `keep` bytes. Used pages and
-    /// the current page stay. After a [`reset`](Self::reset), `trim(0)` leaves only the
-    /// first page.
-    ///
-    /// # Examples
-    /// ```
-    /// let mut arena = onewayalloc::OneWayAlloc::new();
-    /// arena.alloc_bytes(5 << 20); // one large request: a 5 MiB page
-    /// arena.reset();
-    /// arena.trim(256 * 1024);
-    /// assert_eq!(arena.stats().capacity, 64 * 1024);
-    /// ```
-    pub fn trim(&mut self, keep: usize) {
-        self.core_mut().trim(keep);
-    }
 }

@@ -3,35 +3,100 @@
 //! On when the crate is built with `-Zsanitizer=address` or with the cargo feature
 //! `separate-blocks` (see `build.rs`). Out-of-bounds and use-after-free accesses then
 //! hit the edges of real blocks, where AddressSanitizer, Valgrind and Miri see them,
-//! instead of landing silently inside a page. Memory is released only by
-//! deallocating each block (the `Allocator` trait's `deallocate`, which `Vec`, `Box`
-//! and `HashMap` call when they drop); `reset` releases nothing, and dropping the
-//! arena does not release blocks still outstanding, so a leak checker reports them.
+//! instead of landing silently inside a page.
+//!
+//! The arena keeps a record of the blocks still outstanding (SPEC §1.7: in this mode,
+//! and only here, bookkeeping outside page headers is allowed; it lives in the
+//! global allocator). `deallocate` releases its block at once; `reset`, the rollback
+//! at the end of a scope, and drop release every block outstanding at that point.
+//! A pointer kept past any of them is then reported as a use-after-free, memory
+//! stays bounded however long the program runs, and nothing is left for a leak
+//! checker to report.
+//!
+//! Blocks are numbered in allocation order, from 0 after each reset; a scope's
+//! checkpoint is the next number, and its rollback releases every block numbered
+//! from there on.
 
+use alloc::collections::BTreeMap;
 use core::alloc::Layout;
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 use core::iter;
 use core::ptr::NonNull;
 
 use allocator_api2::alloc::Allocator;
+use hashbrown::HashMap;
 
 use crate::arith::{self, dangling};
 use crate::failure::Failure;
 use crate::stats::{PageInfo, Stats};
 
-/// Saved counters (see [`SeparateBlocks::restore`]).
+/// The first block number a rollback releases (see [`SeparateBlocks::restore`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Checkpoint {
-    requested: usize,
-    allocations: usize,
+    next: u64,
 }
 
-/// The allocation state of one arena in sanitizer mode: counters only. Blocks are
-/// owned by whoever holds them, as with any allocator.
+/// One outstanding block: where it is and the layout it was obtained with.
+#[derive(Clone, Copy)]
+struct Block {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+/// The blocks outstanding, by number and by address.
+///
+/// Invariant: `by_number` and `by_addr` hold the same blocks, each a live block
+/// obtained from the arena's backing allocator with its recorded layout, and every
+/// number is below `next`.
+#[derive(Default)]
+struct Record {
+    by_number: BTreeMap<u64, Block>,
+    by_addr: HashMap<usize, u64>,
+    next: u64,
+}
+
+impl Record {
+    /// Records a block just obtained, under the next number.
+    fn insert(&mut self, block: Block) {
+        let number = self.next;
+        // A u64 numbers every allocation since the last reset: at one per
+        // nanosecond it would take 584 years to wrap, so saturating never binds.
+        self.next = self.next.saturating_add(1);
+        self.by_number.insert(number, block);
+        self.by_addr.insert(block.ptr.addr().get(), number);
+    }
+
+    /// Forgets the block at `addr` and returns it.
+    fn remove(&mut self, addr: usize) -> Option<Block> {
+        let number = self.by_addr.remove(&addr)?;
+        self.by_number.remove(&number)
+    }
+
+    /// Forgets the most recent block numbered `from` or above and returns it.
+    fn pop_from(&mut self, from: u64) -> Option<Block> {
+        let (&number, _) = self.by_number.range(from..).next_back()?;
+        let block = self.by_number.remove(&number)?;
+        self.by_addr.remove(&block.ptr.addr().get());
+        Some(block)
+    }
+
+    /// Moves the record of the block at `old_addr` to `block`, keeping its number.
+    fn replace(&mut self, old_addr: usize, block: Block) {
+        if let Some(number) = self.by_addr.remove(&old_addr) {
+            self.by_addr.insert(block.ptr.addr().get(), number);
+            self.by_number.insert(number, block);
+        }
+    }
+}
+
+/// The allocation state of one arena in sanitizer mode.
+///
+/// Invariant: `live_bytes` is the total size of the blocks in `record`.
 pub(crate) struct SeparateBlocks<A: Allocator> {
+    record: RefCell<Record>,
     live_bytes: Cell<usize>,
-    requested: Cell<usize>,
-    allocations: Cell<usize>,
+    /// The most `live_bytes` may reach (`usize::MAX`: no limit).
+    limit: Cell<usize>,
     backing: A,
 }
 
@@ -39,11 +104,11 @@ impl<A: Allocator> SeparateBlocks<A> {
     /// Checks `size_hint` as the page policy would (so bad input fails the same way
     /// in both modes) and obtains nothing.
     pub(crate) fn new<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
-        arith::first_page_layout(size_hint, page_size::get()).ok_or_else(E::overflow)?;
+        arith::first_page_layout(size_hint, arith::os_page()).ok_or_else(E::overflow)?;
         Ok(SeparateBlocks {
+            record: RefCell::new(Record::default()),
             live_bytes: Cell::new(0),
-            requested: Cell::new(0),
-            allocations: Cell::new(0),
+            limit: Cell::new(usize::MAX),
             backing,
         })
     }
@@ -53,34 +118,74 @@ impl<A: Allocator> SeparateBlocks<A> {
         &self.backing
     }
 
-    /// Obtains a block of its own for `layout`.
+    /// Whether `more` bytes of blocks keep the outstanding total within the limit.
+    fn within_limit(&self, more: usize) -> bool {
+        self.live_bytes
+            .get()
+            .checked_add(more)
+            .is_some_and(|total| total <= self.limit.get())
+    }
+
+    /// Obtains a block of its own for `layout` and records it.
     pub(crate) fn alloc<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }
         // A request too large for a page is an overflow in both modes.
-        arith::new_page_layout(0, layout, page_size::get()).ok_or_else(E::overflow)?;
-        let block = self
+        arith::new_page_layout(0, layout, arith::os_page()).ok_or_else(E::overflow)?;
+        if !self.within_limit(layout.size()) {
+            return Err(E::refused(layout));
+        }
+        let ptr = self
             .backing
             .allocate(layout)
-            .map_err(|_| E::refused(layout))?;
+            .map_err(|_| E::refused(layout))?
+            .cast::<u8>();
+        // Read after the call: the backing allocator may have used this arena.
+        if !self.within_limit(layout.size()) {
+            // SAFETY: just obtained from `backing` with `layout`, used by nothing.
+            unsafe { self.backing.deallocate(ptr, layout) };
+            return Err(E::refused(layout));
+        }
+        self.record.borrow_mut().insert(Block { ptr, layout });
+        // Within the limit, checked above: no overflow.
         self.live_bytes.set(self.live_bytes.get() + layout.size());
-        self.allocations.set(self.allocations.get() + 1);
-        self.requested.set(self.requested.get() + layout.size());
-        Ok(block.cast())
+        Ok(ptr)
     }
 
-    /// Returns the block to the backing allocator.
+    /// Returns the block to the backing allocator at once.
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `layout` and still be live.
+    ///
+    /// # Panics
+    /// If the arena holds no such block (it was freed already, by `deallocate`,
+    /// `reset` or a scope's rollback, or comes from another arena): a double free
+    /// that this mode exists to report.
     pub(crate) unsafe fn dealloc(&self, block: NonNull<u8>, layout: Layout) {
-        if layout.size() != 0 {
-            // SAFETY: the caller's guarantee; non-empty blocks come from `backing`
-            // with exactly `layout`.
-            unsafe { self.backing.deallocate(block, layout) };
-            self.live_bytes.set(self.live_bytes.get() - layout.size());
+        if layout.size() == 0 {
+            return;
         }
+        let recorded = self.record.borrow_mut().remove(block.addr().get());
+        let Some(recorded) = recorded else {
+            panic!(
+                "onewayalloc: deallocate of a block this arena does not hold (freed twice, \
+                 released by reset or a scope, or from another arena)"
+            );
+        };
+        debug_assert_eq!(recorded.layout, layout);
+        self.release(recorded);
+    }
+
+    /// Returns a block, no longer recorded, to the backing allocator.
+    fn release(&self, block: Block) {
+        // The block was counted when recorded: no underflow.
+        self.live_bytes
+            .set(self.live_bytes.get() - block.layout.size());
+        // SAFETY: the record held the block, so it is a live block obtained from
+        // `backing` with this layout; it was just removed from the record, so it is
+        // released once.
+        unsafe { self.backing.deallocate(block.ptr, block.layout) };
     }
 
     /// Resizes the block through the backing allocator's `grow` or `shrink`.
@@ -98,7 +203,11 @@ impl<A: Allocator> SeparateBlocks<A> {
         if old.size() == 0 {
             return self.alloc(new);
         }
-        arith::new_page_layout(0, new, page_size::get()).ok_or_else(E::overflow)?;
+        arith::new_page_layout(0, new, arith::os_page()).ok_or_else(E::overflow)?;
+        let growth = new.size().saturating_sub(old.size());
+        if !self.within_limit(growth) {
+            return Err(E::refused(new));
+        }
         // SAFETY: the caller's guarantee: `block` is a live block of `backing` with
         // `old`; `grow` gets a size at least `old`'s and `shrink` one at most.
         let resized = unsafe {
@@ -109,57 +218,88 @@ impl<A: Allocator> SeparateBlocks<A> {
             }
         }
         .map_err(|_| E::refused(new))?
-        .cast();
+        .cast::<u8>();
+        let old_addr = block.addr().get();
+        self.record.borrow_mut().replace(
+            old_addr,
+            Block {
+                ptr: resized,
+                layout: new,
+            },
+        );
+        // `old` was counted in `live_bytes`, and the new total is the size of live
+        // blocks: neither step can wrap.
         self.live_bytes
             .set(self.live_bytes.get() - old.size() + new.size());
-        let grown = new.size().saturating_sub(old.size());
-        self.requested.set(self.requested.get() + grown);
         Ok(resized)
     }
 
-    /// Releases nothing: blocks are released one by one. Only the counters of
-    /// "since the last reset" start again.
-    pub(crate) fn reset(&mut self) {
-        self.requested.set(0);
-        self.allocations.set(0);
-    }
-
-    /// The counters of "since the last reset", to restore after a scope (blocks are
-    /// still released one by one).
-    pub(crate) fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            requested: self.requested.get(),
-            allocations: self.allocations.get(),
+    /// Releases every block numbered `from` or above, most recent first. The
+    /// record is not borrowed while the backing allocator runs.
+    fn release_from(&self, from: u64) {
+        loop {
+            let block = {
+                let mut record = self.record.borrow_mut();
+                match record.pop_from(from) {
+                    Some(block) => block,
+                    None => {
+                        record.next = from;
+                        return;
+                    }
+                }
+            };
+            self.release(block);
         }
     }
 
-    /// Restores the counters; releases nothing.
-    ///
-    /// # Safety
-    /// None needed in this mode; `unsafe` to match the page mode's contract.
-    pub(crate) unsafe fn restore(&self, checkpoint: Checkpoint) {
-        self.requested.set(checkpoint.requested);
-        self.allocations.set(checkpoint.allocations);
+    /// Releases every outstanding block.
+    pub(crate) fn reset(&mut self) {
+        self.release_from(0);
     }
 
-    /// Releases nothing: blocks still outstanding stay allocated, so a leak checker
-    /// reports them.
+    /// The number of the next block, to release from at the end of a scope.
+    pub(crate) fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            next: self.record.borrow().next,
+        }
+    }
+
+    /// Releases every block allocated since `checkpoint`.
     ///
     /// # Safety
-    /// None needed in this mode; `unsafe` to match the page mode's contract.
-    pub(crate) unsafe fn release_pages(&mut self) {}
+    /// No block allocated after `checkpoint` may be used again.
+    pub(crate) unsafe fn restore(&self, checkpoint: Checkpoint) {
+        self.release_from(checkpoint.next);
+    }
+
+    /// Releases every outstanding block.
+    ///
+    /// # Safety
+    /// Called once, as the arena is dropped: no block may be used afterwards.
+    pub(crate) unsafe fn release_pages(&mut self) {
+        self.release_from(0);
+    }
 
     /// No pages to trim in this mode.
     pub(crate) fn trim(&mut self, _keep: usize) {}
 
-    /// The counters: no pages; `capacity` and `used` are the bytes of live blocks.
+    /// Sets the most the outstanding blocks may add up to (`None`: no limit).
+    pub(crate) fn set_limit(&self, limit: Option<usize>) {
+        self.limit.set(limit.unwrap_or(usize::MAX));
+    }
+
+    /// The limit set by [`Self::set_limit`].
+    pub(crate) fn limit(&self) -> Option<usize> {
+        Some(self.limit.get()).filter(|&limit| limit != usize::MAX)
+    }
+
+    /// The figures: no pages; `capacity` and `used` are the bytes of outstanding
+    /// blocks.
     pub(crate) fn stats(&self) -> Stats {
         Stats {
             pages: 0,
             capacity: self.live_bytes.get(),
             used: self.live_bytes.get(),
-            requested: self.requested.get(),
-            allocations: self.allocations.get(),
             page_allocations: 0,
         }
     }

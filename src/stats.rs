@@ -4,7 +4,11 @@ use allocator_api2::alloc::Allocator;
 
 use crate::OneWayAlloc;
 
-/// A snapshot of an arena's counters, from [`OneWayAlloc::stats`].
+/// A snapshot of what an arena holds, from [`OneWayAlloc::stats`].
+///
+/// Every figure is derived from the page headers and the cursor when `stats` is
+/// called: the allocation fast path keeps no counter of its own, so there is no
+/// count of calls or of requested bytes.
 ///
 /// # Examples
 /// ```
@@ -12,9 +16,9 @@ use crate::OneWayAlloc;
 /// arena.alloc(1u64);
 /// arena.alloc_str("abc");
 /// let stats = arena.stats();
-/// assert_eq!(stats.allocations, 2);
-/// assert_eq!(stats.requested, 11);
+/// assert_eq!(stats.used, 11);
 /// assert_eq!(stats.pages, 1);
+/// assert_eq!(stats.capacity, 64 * 1024);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -25,13 +29,8 @@ pub struct Stats {
     pub capacity: usize,
     /// Bytes consumed since the last reset, alignment padding included, headers not.
     pub used: usize,
-    /// Bytes asked for since the last reset (growing a block in place adds the
-    /// growth; rolling a block back does not subtract).
-    pub requested: usize,
-    /// Allocation calls served since the last reset (zero-sized requests are not
-    /// counted; a block moved by `grow` counts as a new allocation).
-    pub allocations: usize,
-    /// Pages ever obtained from the backing allocator by this arena.
+    /// Pages ever obtained from the backing allocator by this arena (it stops at
+    /// `usize::MAX` rather than wrap).
     pub page_allocations: usize,
 }
 
@@ -58,7 +57,7 @@ pub struct PageInfo {
 }
 
 impl<A: Allocator> OneWayAlloc<A> {
-    /// The arena's counters, in constant time.
+    /// What the arena holds, in constant time.
     ///
     /// # Examples
     /// ```

@@ -32,8 +32,14 @@ fn assert_usable(arena: &OneWayAlloc) {
     assert_eq!(s, "still fine");
     assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
     let after = arena.stats();
-    assert_eq!(after.allocations, before.allocations + 3);
-    assert_eq!(after.requested, before.requested + 8 + 10 + 400);
+    // 418 bytes asked; the page mode may add padding (7 before the u64, 3 before
+    // the u32s) unless a new page was taken; the sanitizer mode counts live bytes.
+    let grew = after.used - before.used;
+    if onewayalloc::SEPARATE_BLOCKS {
+        assert_eq!(grew, 8 + 10 + 400);
+    } else if after.pages == before.pages {
+        assert!((418..=418 + 7 + 3).contains(&grew), "{grew}");
+    }
     let used: usize = arena.pages().map(|p| p.used).sum();
     if !onewayalloc::SEPARATE_BLOCKS {
         assert_eq!(after.used, used);

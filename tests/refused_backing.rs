@@ -79,12 +79,12 @@ unsafe impl Allocator for Refusing {
 /// Every allocating call, in its `try_` form, sized to need a new page.
 type TryCall = fn(&OneWayAlloc<&Refusing>) -> Result<(), AllocError>;
 
-/// Allocations (count, bytes) a call makes before the step that can be refused.
-fn allocations_before_refusable_step(name: &str) -> (usize, usize) {
+/// Bytes (padding included) a call may consume before the step that can be refused.
+fn bytes_before_refusable_step(name: &str) -> usize {
     if name == "Allocator::grow (Vec)" {
-        (1, 16)
+        16
     } else {
-        (0, 0)
+        0
     }
 }
 
@@ -185,15 +185,13 @@ fn refusal_at_every_position_of_every_call() {
                             let refused_call =
                                 calls_before <= refuse_at && refuse_at < backing.calls.get();
                             assert!(refused_call, "{name}: Err without a refusal");
-                            // The refused step counted nothing.
-                            let (count, bytes) = allocations_before_refusable_step(name);
+                            // The refused step took no page and consumed nothing.
+                            let bytes = bytes_before_refusable_step(name);
                             let after = arena.stats();
-                            assert_eq!(
-                                after.allocations,
-                                stats_before.allocations + count,
-                                "{name}"
-                            );
-                            assert_eq!(after.requested, stats_before.requested + bytes, "{name}");
+                            assert_eq!(after.pages, stats_before.pages, "{name}");
+                            assert_eq!(after.capacity, stats_before.capacity, "{name}");
+                            let grew = after.used - stats_before.used;
+                            assert!(grew <= bytes, "{name}: {grew} > {bytes}");
                         }
                     }
                     assert_consistent(&arena, &backing, name);
@@ -208,7 +206,15 @@ fn refusal_at_every_position_of_every_call() {
                 // Past the refusal the same call succeeds again.
                 call(&arena).expect("the backing allocator accepts again");
                 assert_consistent(&arena, &backing, name);
-                assert_eq!(failures, 1, "{name}: exactly the refused call fails");
+                if name == "Allocator::grow (Vec)" {
+                    // A growing buffer asks first for a page with room to double; when
+                    // that one is refused it falls back to the exact page, so the call
+                    // fails only if the refusal hits the fallback (see
+                    // tests/growing_buffers.rs).
+                    assert!(failures <= 1, "{name}: {failures} failures");
+                } else {
+                    assert_eq!(failures, 1, "{name}: exactly the refused call fails");
+                }
             }
             assert_eq!(
                 backing.outstanding_blocks(),

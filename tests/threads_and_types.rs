@@ -200,7 +200,8 @@ fn arena_moves_to_another_thread_and_back() {
     let n64 = n as u64;
     assert_eq!(sum, n64 * (n64 - 1));
     let stats = arena.stats();
-    assert!(stats.allocations >= 4, "{stats:?}");
+    // The string and the 100 KiB block made on the main thread are still there.
+    assert!(stats.used >= 100 * KIB, "{stats:?}");
     // The arena keeps working on the main thread, pages and all.
     let s = arena.alloc_str("back home");
     assert_eq!(s, "back home");
@@ -255,7 +256,7 @@ fn one_arena_per_worker() {
     assert_eq!(a.0, expected(7));
     assert_eq!(b.0, expected(13));
     for stats in [a.1, b.1] {
-        assert_eq!((stats.used, stats.allocations), (0, 0));
+        assert_eq!(stats.used, 0);
         assert!(stats.page_allocations >= 1 || !PAGE_MODE);
     }
 }
