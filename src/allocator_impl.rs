@@ -12,7 +12,7 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
-use crate::arith::dangling;
+use crate::arith::{Known, dangling};
 
 // SAFETY: blocks come from pages the arena owns and stay valid, unmoved, until
 // `reset` or drop, both of which need the arena exclusively and so cannot happen
@@ -24,7 +24,7 @@ unsafe impl<A: Allocator> Allocator for &OneWayAlloc<A> {
     /// alignment padding; it never obtains a page and never fails.
     #[inline(always)]
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
-        let block = self.core().alloc::<AllocError>(layout)?;
+        let block = self.core().alloc::<AllocError>(layout, Known::NOTHING)?;
         Ok(NonNull::slice_from_raw_parts(block, layout.size()))
     }
 

@@ -16,7 +16,7 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 use crate::Core;
-use crate::arith::PAGE_ALIGN;
+use crate::arith::{Known, PAGE_ALIGN};
 use crate::failure::{Failure, infallible};
 
 /// A single-threaded arena: Netdata's One Way Allocator.
@@ -269,7 +269,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     #[inline(always)]
     fn alloc_bytes_in<E: Failure>(&self, size: usize) -> Result<&mut [MaybeUninit<u8>], E> {
         let layout = Layout::from_size_align(size, PAGE_ALIGN).map_err(|_| E::overflow())?;
-        let block = self.core.alloc::<E>(layout)?;
+        let block = self.core.alloc::<E>(layout, Known::ALIGN)?;
         // SAFETY: `block` is a fresh block of `size` bytes that nothing else refers to;
         // `MaybeUninit<u8>` needs no initialization.
         Ok(unsafe { &mut *ptr::slice_from_raw_parts_mut(block.as_ptr().cast(), size) })
@@ -395,7 +395,10 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     #[inline(always)]
     fn alloc_slice_copy_in<E: Failure, T: Copy>(&self, src: &[T]) -> Result<&mut [T], E> {
-        let block = self.core.alloc::<E>(Layout::for_value(src))?.cast::<T>();
+        let block = self
+            .core
+            .alloc::<E>(Layout::for_value(src), Known::ALIGN)?
+            .cast::<T>();
         // SAFETY: `block` is a fresh block aligned for `T` with room for `src.len()`
         // elements (or dangling and aligned when they take no bytes); it cannot
         // overlap `src`, which is borrowed elsewhere. `T: Copy`, so a bitwise copy is
@@ -480,7 +483,10 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     #[inline(always)]
     fn alloc_with_in<E: Failure, T>(&self, f: impl FnOnce() -> T) -> Result<&mut T, E> {
-        let block = self.core.alloc::<E>(Layout::new::<T>())?.cast::<T>();
+        let block = self
+            .core
+            .alloc::<E>(Layout::new::<T>(), Known::TYPE)?
+            .cast::<T>();
         // SAFETY: `block` is a fresh block, aligned and sized for a `T` (for a
         // zero-sized `T`, an aligned pointer valid for zero bytes), that nothing else
         // refers to.
@@ -534,7 +540,7 @@ impl<A: Allocator> OneWayAlloc<A> {
         mut f: impl FnMut(usize) -> T,
     ) -> Result<&mut [T], E> {
         let layout = Layout::array::<T>(len).map_err(|_| E::overflow())?;
-        let block = self.core.alloc::<E>(layout)?.cast::<T>();
+        let block = self.core.alloc::<E>(layout, Known::ALIGN)?.cast::<T>();
         for i in 0..len {
             // SAFETY: the block holds `len` elements of `T` and `i < len`.
             unsafe { block.add(i).write(f(i)) };
@@ -561,7 +567,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// ```
     #[inline(always)]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
-        infallible(self.core.alloc(layout))
+        infallible(self.core.alloc(layout, Known::NOTHING))
     }
 
     /// Like [`alloc_layout`](Self::alloc_layout), returning an error instead.
@@ -579,7 +585,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// ```
     #[inline(always)]
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        self.core.alloc(layout)
+        self.core.alloc(layout, Known::NOTHING)
     }
 
     // ----- Reset --------------------------------------------------------------------

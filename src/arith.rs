@@ -22,6 +22,10 @@ pub(crate) const PAGE_ALIGN: usize = 16;
 /// build places them wherever the address works out.
 pub(crate) const MIN_PAGE_ALIGN: usize = 4096;
 
+/// The highest multiple of [`MIN_PAGE_ALIGN`]: no page ends above it (page ends are
+/// multiples of `MIN_PAGE_ALIGN`, and a block never wraps around the address space).
+pub(crate) const ADDR_LIMIT: usize = usize::MAX & !(MIN_PAGE_ALIGN - 1);
+
 /// The page size assumed where the OS cannot be asked (`no_std` builds).
 #[cfg(not(feature = "std"))]
 const DEFAULT_OS_PAGE: usize = 4096;
@@ -118,20 +122,62 @@ pub(crate) fn growth_page_layout(nth: usize, request: Layout, os_page: usize) ->
 
 /// Padding needed to bump a block of `size` bytes aligned to `align` at address
 /// `cursor` in a page that ends at address `end`, or `None` if it does not fit.
+/// Exact for every alignment a [`Layout`] allows, with one comparison.
 ///
-/// Requires `cursor <= end` and that `size` and `align` come from a valid [`Layout`]
-/// (`align` a power of two, `size + align - 1 <= isize::MAX`): then `pad < align`, so
-/// `pad + size <= isize::MAX` cannot overflow, and `end - cursor` cannot underflow.
+/// Requires `0 < cursor <= end` (a cursor is an address in a page) and that `size`
+/// and `align` come from a valid [`Layout`]. It rounds `cursor - 1` *down* to
+/// `align` (which cannot overflow) and checks that `align + size` bytes from there
+/// end by `end`: `align + size <= isize::MAX + 1` (the `Layout` rules) and
+/// `end - aligned_down > 0`, so neither side can overflow or wrap, and the block
+/// then starts at `aligned_down + align`, the cursor rounded up.
 #[inline(always)]
 pub(crate) fn bump_padding(cursor: usize, end: usize, size: usize, align: usize) -> Option<usize> {
-    debug_assert!(cursor <= end);
+    debug_assert!(0 < cursor && cursor <= end);
     debug_assert!(align.is_power_of_two());
-    let pad = cursor.wrapping_neg() & (align - 1);
-    if pad + size <= end - cursor {
-        Some(pad)
+    let aligned_down = (cursor - 1) & !(align - 1);
+    if align + size <= end - aligned_down {
+        Some(aligned_down + align - cursor)
     } else {
         None
     }
+}
+
+/// What the caller knows at compile time about a request's layout: the fast path
+/// uses it to pick its cheapest correct form (the branches on it fold away).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Known {
+    /// The alignment is a compile-time constant (`align_of::<T>()`, 16 for bytes).
+    pub(crate) align: bool,
+    /// The size is a compile-time constant (`size_of::<T>()`).
+    pub(crate) size: bool,
+}
+
+impl Known {
+    /// A typed value: `alloc<T>`, `alloc_with<T>`.
+    pub(crate) const TYPE: Known = Known {
+        align: true,
+        size: true,
+    };
+    /// A slice of a known type, or bytes: the alignment only.
+    pub(crate) const ALIGN: Known = Known {
+        align: true,
+        size: false,
+    };
+    /// A layout chosen at run time: `alloc_layout`, `Allocator::allocate`.
+    pub(crate) const NOTHING: Known = Known {
+        align: false,
+        size: false,
+    };
+}
+
+/// `addr` rounded up to `align`, for `addr` at or below a page end and `align` at
+/// most [`MIN_PAGE_ALIGN`]. Page ends are multiples of `MIN_PAGE_ALIGN` (pages are
+/// aligned to it and sized in multiples of it), so the result is at most that page
+/// end, at most `usize::MAX - (MIN_PAGE_ALIGN - 1)`: the addition cannot overflow.
+#[inline(always)]
+pub(crate) fn align_up_in_page(addr: usize, align: usize) -> usize {
+    debug_assert!(align <= MIN_PAGE_ALIGN && align.is_power_of_two());
+    (addr + (align - 1)) & !(align - 1)
 }
 
 /// Whether `addr` is a multiple of `align` (a power of two).
@@ -140,14 +186,13 @@ pub(crate) fn is_aligned(addr: usize, align: usize) -> bool {
     addr & (align - 1) == 0
 }
 
-/// Whether a block of `size` bytes starting at `start` ends exactly at `cursor`
-/// and is not empty: the test for "the most recent block". The addition wraps
-/// instead of overflowing: no live block wraps around the address space, so a
-/// wrapped sum is not a live block's end and the caller's block is not the most
-/// recent one only if it was never this arena's (which its contract excludes).
+/// Whether a block of `size` bytes starting at `start` ends exactly at `cursor`:
+/// the test for "the most recent block". An empty block qualifies when it sits at
+/// the cursor (resizing it from there is just a fresh bump). The addition wraps
+/// instead of overflowing: no live block wraps around the address space.
 #[inline(always)]
 pub(crate) fn ends_at(start: usize, size: usize, cursor: usize) -> bool {
-    size != 0 && start.wrapping_add(size) == cursor
+    start.wrapping_add(size) == cursor
 }
 
 /// A well-aligned dangling pointer: the answer to a zero-sized request that the
@@ -258,6 +303,11 @@ mod tests {
         let end = usize::MAX & !0xfff;
         let max_size = isize::MAX as usize;
         assert_eq!(bump_padding(end - 16, end, max_size, 1), None);
+        assert_eq!(bump_padding(end - 16, end, 0, 1 << (usize::BITS - 2)), None);
+        assert_eq!(
+            bump_padding(1, end, 0, 1 << (usize::BITS - 2)),
+            Some((1 << (usize::BITS - 2)) - 1)
+        );
     }
 
     #[test]
@@ -272,9 +322,10 @@ mod tests {
     }
 
     #[test]
-    fn ends_at_needs_a_non_empty_block_ending_at_the_cursor() {
+    fn ends_at_needs_a_block_ending_at_the_cursor() {
         assert!(ends_at(0x1000, 8, 0x1008));
-        assert!(!ends_at(0x1000, 0, 0x1000));
+        assert!(ends_at(0x1000, 0, 0x1000));
+        assert!(!ends_at(0x1000, 0, 0x1008));
         assert!(!ends_at(0x1000, 8, 0x1010));
     }
 
@@ -317,7 +368,7 @@ mod tests {
             /// fit means none exists.
             #[test]
             fn bump_padding_is_exact(
-                cursor in any::<usize>(),
+                cursor in 1..=usize::MAX,
                 room in any::<usize>(),
                 layout in layout(),
             ) {

@@ -18,7 +18,7 @@ use core::ptr::{self, NonNull};
 
 use allocator_api2::alloc::Allocator;
 
-use crate::arith::{self, dangling};
+use crate::arith::{self, Known, dangling};
 use crate::failure::Failure;
 use crate::page::{Choice, Page};
 use crate::stats::{PageInfo, Stats};
@@ -102,9 +102,11 @@ impl<A: Allocator> BumpCore<A> {
     }
 
     /// Allocates a block for `layout`: the path behind every allocating call.
+    /// `known` says what of the layout is a compile-time constant (see
+    /// [`Self::bump`]).
     #[inline(always)]
-    pub(crate) fn alloc<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
-        match self.bump(layout) {
+    pub(crate) fn alloc<E: Failure>(&self, layout: Layout, known: Known) -> Result<NonNull<u8>, E> {
+        match self.bump(layout, known) {
             Some(block) => Ok(block),
             None => self.alloc_slow(layout),
         }
@@ -114,23 +116,45 @@ impl<A: Allocator> BumpCore<A> {
     /// in the current page (and, under Miri only, for alignments above
     /// `MIN_PAGE_ALIGN`, see [`Page::can_place`]). A zero-sized request is bumped
     /// like any other: it consumes its padding and nothing more.
+    ///
+    /// One path, two forms of its arithmetic, chosen by what is known at compile
+    /// time (the branch folds away): a constant alignment up to `MIN_PAGE_ALIGN`
+    /// rounds the cursor up directly, which cannot overflow because page ends are
+    /// multiples of `MIN_PAGE_ALIGN`; any other layout computes the padding
+    /// ([`arith::bump_padding`]), which is exact for every alignment a `Layout`
+    /// allows. Both end in one comparison against the page end, and neither needs
+    /// a test of the alignment at run time.
     #[inline(always)]
-    fn bump(&self, layout: Layout) -> Option<NonNull<u8>> {
+    fn bump(&self, layout: Layout, known: Known) -> Option<NonNull<u8>> {
         if cfg!(miri) && layout.align() > arith::MIN_PAGE_ALIGN {
             return None;
         }
         let cursor = self.cursor.get();
-        let pad = arith::bump_padding(
-            cursor.addr().get(),
-            self.end.get(),
-            layout.size(),
-            layout.align(),
-        )?;
-        // SAFETY: `bump_padding` checked `pad + size <= end - cursor`, so both
-        // pointers stay within the current page (or one past its end), whose
-        // provenance the cursor carries.
+        let at = cursor.addr().get();
+        let end = self.end.get();
+        debug_assert!(at <= end && end <= arith::ADDR_LIMIT);
+        let offset = if known.align && layout.align() <= arith::MIN_PAGE_ALIGN {
+            let start = arith::align_up_in_page(at, layout.align());
+            // `start <= end` (see `align_up_in_page`); a constant size below
+            // MIN_PAGE_ALIGN added to it cannot overflow either (`end` is at most
+            // `usize::MAX - (MIN_PAGE_ALIGN - 1)`), so it compares directly.
+            let fits = if known.size && layout.size() < arith::MIN_PAGE_ALIGN {
+                start + layout.size() <= end
+            } else {
+                layout.size() <= end - start
+            };
+            if !fits {
+                return None;
+            }
+            start - at
+        } else {
+            arith::bump_padding(at, end, layout.size(), layout.align())?
+        };
+        // SAFETY: both forms checked `at + offset + size <= end`: both pointers stay
+        // within the current page (or one past its end), whose provenance the
+        // cursor carries.
         let (block, next) = unsafe {
-            let block = cursor.add(pad);
+            let block = cursor.add(offset);
             (block, block.add(layout.size()))
         };
         self.cursor.set(next);
@@ -280,18 +304,19 @@ impl<A: Allocator> BumpCore<A> {
         self.cursor.get().addr().get() - self.current.get().payload_start().addr().get()
     }
 
-    /// If `block` (of `size` bytes) is the most recent non-empty block, returns a
-    /// pointer to its start derived from the cursor, which carries the page's
-    /// provenance.
+    /// If `block` (of `size` bytes) is the most recent block, returns a pointer to
+    /// its start derived from the cursor, which carries the page's provenance. An
+    /// empty block at the cursor counts: it starts at the cursor itself.
     #[inline(always)]
     fn last_block(&self, block: NonNull<u8>, size: usize) -> Option<NonNull<u8>> {
         let cursor = self.cursor.get();
         if arith::ends_at(block.addr().get(), size, cursor.addr().get()) {
-            // SAFETY: the block ends at the cursor and, being a live non-empty block of
-            // this arena (the caller's guarantee), lies in the current page before it:
-            // a block of another page cannot end at the cursor, because the cursor is
-            // at least HEADER_SIZE past the current page's base and every page's
-            // blocks start HEADER_SIZE past its own base, with pages disjoint.
+            // SAFETY: for `size == 0` this is the cursor itself. A non-empty block
+            // that ends at the cursor, being a live block of this arena (the caller's
+            // guarantee), lies in the current page before it: a block of another
+            // page cannot end at the cursor, because the cursor is at least
+            // HEADER_SIZE past the current page's base and every page's blocks start
+            // HEADER_SIZE past its own base, with pages disjoint.
             Some(unsafe { cursor.sub(size) })
         } else {
             None
@@ -311,9 +336,9 @@ impl<A: Allocator> BumpCore<A> {
     }
 
     /// Grows the most recent block in place: the inline part of `grow`. `None` when
-    /// `block` is not the most recent block, when `new` asks a larger alignment than
-    /// `old`, or when the current page has no room; the caller then takes
-    /// [`Self::resize`].
+    /// `block` is not the most recent block (an empty block at the cursor is), when
+    /// `new` asks a larger alignment than `old`, or when the current page has no
+    /// room; the caller then takes [`Self::resize`].
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `old` and still be live,
@@ -326,14 +351,21 @@ impl<A: Allocator> BumpCore<A> {
         new: Layout,
     ) -> Option<NonNull<u8>> {
         debug_assert!(new.size() >= old.size());
-        if new.align() > old.align() {
+        let cursor = self.cursor.get();
+        let is_last = arith::ends_at(block.addr().get(), old.size(), cursor.addr().get());
+        // The block must be the most recent one, and its start aligned for `new`:
+        // it is when `new` asks no more than `old` (a larger alignment, rare, takes
+        // `resize`).
+        if !(is_last & (new.align() <= old.align())) {
             return None;
         }
-        let start = self.last_block(block, old.size())?;
-        // `start < cursor <= end`: no underflow.
-        if new.size() > self.end.get() - start.addr().get() {
+        // `block + old.size() == cursor <= end`: no underflow.
+        if new.size() > self.end.get() - block.addr().get() {
             return None;
         }
+        // SAFETY: the block ends at the cursor, so it starts `old.size()` bytes
+        // before it in the current page (see `last_block`).
+        let start = unsafe { cursor.sub(old.size()) };
         // SAFETY: the block keeps its start, aligned for `old` hence for `new`, and
         // now ends `new.size() <= end - start` bytes after it, inside the current
         // page; `start` derives from the cursor, which carries the page's provenance.
@@ -368,12 +400,12 @@ impl<A: Allocator> BumpCore<A> {
             if new.size() > old.size() {
                 self.alloc_in_next_page(new, Destination::GrowingBuffer)?
             } else {
-                self.alloc(new)?
+                self.alloc(new, Known::NOTHING)?
             }
         } else if new.size() <= old.size() && keeps_alignment(block, old, new) {
             return Ok(block);
         } else {
-            self.alloc(new)?
+            self.alloc(new, Known::NOTHING)?
         };
         // SAFETY: `moved` is a fresh block of `new.size() >= keep` bytes, and `block`
         // is live with `old.size() >= keep` bytes (caller's guarantee); a fresh block
@@ -529,12 +561,13 @@ impl<A: Allocator> BumpCore<A> {
     }
 }
 
-/// Whether an older `block` allocated with `old` may stay where it is when shrunk
-/// to `new`: it is aligned for `new` by address, and (so that Miri's symbolic
-/// alignment check agrees) `new`'s alignment is one that its page guaranteed when
-/// the block was placed: at most `old`'s or [`arith::MIN_PAGE_ALIGN`]. The same rule
-/// in every build; a block whose alignment is raised past both moves.
+/// Whether a `block` allocated with `old` may keep its start when resized to `new`:
+/// it is aligned for `new` by address. Under Miri, whose symbolic alignment check
+/// knows a block's alignment only from its page's, `new`'s alignment must also be
+/// one its page guaranteed when the block was placed: at most `old`'s or
+/// [`arith::MIN_PAGE_ALIGN`] (the test is compiled out of native builds).
+#[inline(always)]
 fn keeps_alignment(block: NonNull<u8>, old: Layout, new: Layout) -> bool {
     arith::is_aligned(block.addr().get(), new.align())
-        && new.align() <= arith::MIN_PAGE_ALIGN.max(old.align())
+        & (!cfg!(miri) || new.align() <= arith::MIN_PAGE_ALIGN.max(old.align()))
 }

@@ -26,7 +26,7 @@ use core::ptr::NonNull;
 use allocator_api2::alloc::Allocator;
 use hashbrown::HashMap;
 
-use crate::arith::{self, dangling};
+use crate::arith::{self, Known, dangling};
 use crate::failure::Failure;
 use crate::stats::{PageInfo, Stats};
 
@@ -126,8 +126,13 @@ impl<A: Allocator> SeparateBlocks<A> {
             .is_some_and(|total| total <= self.limit.get())
     }
 
-    /// Obtains a block of its own for `layout` and records it.
-    pub(crate) fn alloc<E: Failure>(&self, layout: Layout) -> Result<NonNull<u8>, E> {
+    /// Obtains a block of its own for `layout` and records it (what is known about
+    /// the layout at compile time does not matter here).
+    pub(crate) fn alloc<E: Failure>(
+        &self,
+        layout: Layout,
+        _known: Known,
+    ) -> Result<NonNull<u8>, E> {
         if layout.size() == 0 {
             return Ok(dangling(layout.align()));
         }
@@ -201,7 +206,7 @@ impl<A: Allocator> SeparateBlocks<A> {
     ) -> Result<NonNull<u8>, E> {
         debug_assert!(new.size() != 0, "the caller handles a resize to zero bytes");
         if old.size() == 0 {
-            return self.alloc(new);
+            return self.alloc(new, Known::NOTHING);
         }
         arith::new_page_layout(0, new, arith::os_page()).ok_or_else(E::overflow)?;
         let growth = new.size().saturating_sub(old.size());
