@@ -34,7 +34,7 @@ use crate::failure::{Failure, infallible};
 ///
 /// ```
 /// use onewayalloc::OneWayAlloc;
-/// use allocator_api2::vec::Vec;
+/// use onewayalloc::collections::Vec;
 ///
 /// let mut arena = OneWayAlloc::new();
 /// for query in 0..3 {
@@ -54,7 +54,7 @@ use crate::failure::{Failure, infallible};
 ///
 /// ```compile_fail,E0502
 /// use onewayalloc::OneWayAlloc;
-/// use allocator_api2::vec::Vec;
+/// use onewayalloc::collections::Vec;
 ///
 /// let mut arena = OneWayAlloc::new();
 /// let mut v = Vec::new_in(&arena);
@@ -159,7 +159,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Examples
     /// ```
     /// use onewayalloc::OneWayAlloc;
-    /// use allocator_api2::alloc::Global;
+    /// use onewayalloc::Global;
     ///
     /// let arena = OneWayAlloc::new_in(Global);
     /// assert_eq!(*arena.alloc(7u8), 7);
@@ -178,7 +178,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Examples
     /// ```
     /// use onewayalloc::OneWayAlloc;
-    /// use allocator_api2::alloc::Global;
+    /// use onewayalloc::Global;
     ///
     /// let arena = OneWayAlloc::with_size_hint_in(200_000, Global);
     /// assert!(arena.stats().capacity >= 200_000);
@@ -195,10 +195,10 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Examples
     /// ```
     /// use onewayalloc::OneWayAlloc;
-    /// use allocator_api2::alloc::Global;
+    /// use onewayalloc::Global;
     ///
     /// let arena = OneWayAlloc::try_with_size_hint_in(0, Global)?;
-    /// # Ok::<(), allocator_api2::alloc::AllocError>(())
+    /// # Ok::<(), onewayalloc::AllocError>(())
     /// ```
     pub fn try_with_size_hint_in(size_hint: usize, backing: A) -> Result<Self, AllocError> {
         Self::create_in(size_hint, backing)
@@ -212,9 +212,8 @@ impl<A: Allocator> OneWayAlloc<A> {
     ///
     /// # Examples
     /// ```
-    /// use allocator_api2::alloc::Global;
     /// let arena = onewayalloc::OneWayAlloc::new();
-    /// let _: &Global = arena.backing();
+    /// let _: &onewayalloc::Global = arena.backing();
     /// ```
     pub fn backing(&self) -> &A {
         self.core.backing()

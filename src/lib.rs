@@ -6,9 +6,8 @@
 //! that nothing allocated in it is alive when it is reset.
 //!
 //! ```
-//! use allocator_api2::vec::Vec;
-//! use hashbrown::HashMap;
 //! use onewayalloc::OneWayAlloc;
+//! use onewayalloc::collections::{HashMap, Vec};
 //!
 //! let mut arena = OneWayAlloc::new();
 //! for query in 0..3 {
@@ -26,14 +25,20 @@
 //! assert_eq!(arena.stats().page_allocations, 1);
 //! ```
 //!
+//! Only `onewayalloc` needs to be in your `Cargo.toml`: [`collections`] names the
+//! arena versions of `Vec`, `Box`, `HashMap`, `HashSet` and `String`, and the crate
+//! re-exports the [`allocator_api2`] and [`hashbrown`] versions it implements
+//! `Allocator` for.
+//!
 //! # When to use it, and when not
 //!
 //! Use an arena when a unit of work (a query, a request, a frame, a compiler pass)
 //! allocates many small things that all die together: allocation is a pointer
 //! bump, freeing is one `reset`, and the pages are reused by the next unit of work
 //! without asking the system allocator again. [`OneWayAlloc::scope`] gives nested
-//! units constant-time rollback, and [`with_scratch`] gives each thread a retained
-//! arena for per-request scratch work.
+//! units constant-time rollback, `with_scratch` (with the `std` feature) gives each
+//! thread a retained arena for per-request scratch work, and
+//! [`set_limit`](OneWayAlloc::set_limit) caps what one unit of work may take.
 //!
 //! Do not use it for:
 //! - **long-lived data**: nothing is freed until `reset` or drop, so an arena that
@@ -41,7 +46,7 @@
 //! - **data freed piecemeal**: `deallocate` only rolls back the most recent block,
 //!   so a queue or cache that frees in another order only grows until reset;
 //! - **sharing across threads**: the arena is `Send` but not `Sync`; use one arena
-//!   per worker (or [`with_scratch`]), and move results out before the reset;
+//!   per worker (or `with_scratch`), and move results out before the reset;
 //! - **values that need their destructors run**: the arena reclaims memory without
 //!   dropping the values in it (an arena `Vec` or `Box` still drops its contents).
 //!
@@ -57,14 +62,15 @@
 //!   return. When the current page is full, the first retained unused page that
 //!   fits is moved right after it and becomes current; only when none fits is a new
 //!   page obtained.
+//! - **Growing buffers.** `grow` extends the most recent block in place while its
+//!   page has room. When it must leave the page, it takes the *largest* unused page
+//!   that fits, or else a new page with room to double once more in place, so a
+//!   `Vec` that keeps doubling is copied at most every other doubling, and after a
+//!   reset at most once.
 //! - **Reset** ([`reset`](OneWayAlloc::reset)) makes the first page current again
 //!   and every other page unused, in constant time. Nothing is freed or zeroed.
 //! - **Drop** returns every page to the backing allocator.
 //! - **Threads.** An arena is `Send` but not `Sync`: one arena per worker.
-//!
-//! The [`Allocator`] implementation rolls back the most recent block on
-//! `deallocate` and grows it in place, so a `Vec` growing at the top of the arena
-//! leaves no trail of abandoned copies.
 //!
 //! # The Netdata calls
 //!
@@ -79,25 +85,25 @@
 //! | `onewayalloc_reset(owa)`             | [`OneWayAlloc::reset`]                      |
 //! | `onewayalloc_destroy(owa)`           | dropping the arena                          |
 //!
-//! Every allocating call has a `try_` twin that returns [`AllocError`] instead of
-//! panicking (on size overflow) or calling [`handle_alloc_error`] (when the backing
-//! allocator refuses a page); after a failed call the arena still works.
-//!
-//! # Collections
-//!
-//! [`collections`] has `Vec`, `Box`, `HashMap` and `HashSet` aliases over
-//! `&OneWayAlloc`, an arena [`String`](collections::String) that grows in place,
-//! and [`format_in!`].
+//! Every allocating call of the arena, of [`Scope`] and of the arena
+//! [`String`](collections::String) has a `try_` twin that returns [`AllocError`]
+//! instead of panicking (on size overflow) or calling [`handle_alloc_error`] (when
+//! the backing allocator refuses a page, or the limit is reached), and
+//! [`try_format_in!`] is the fallible [`format_in!`]; the collections report the
+//! same through `try_reserve`. After a failed call the arena still works.
 //!
 //! # Cargo features
 //!
+//! - `std` (default): [`with_scratch`] and the OS page size from `page_size`.
+//!   Without it the crate is `no_std` + `alloc` and rounds pages to 4 KiB.
 //! - `nightly` (nightly toolchain): `allocator-api2` re-exports the standard
 //!   library's `Allocator`, so `std::vec::Vec::new_in(&arena)` and
 //!   `std::boxed::Box::new_in` work too.
 //! - `separate-blocks`: the sanitizer mode. Every allocation is its own block of
-//!   the backing allocator, so AddressSanitizer, Valgrind and Miri see each one;
-//!   `reset` releases nothing and dropping the arena does not release blocks still
-//!   outstanding, so a leak checker reports them. It switches on by itself under
+//!   the backing allocator, so AddressSanitizer, Valgrind and Miri see each one.
+//!   `deallocate` releases a block at once; `reset`, the end of a scope and drop
+//!   release every block still outstanding, so a pointer kept past them is reported
+//!   as a use-after-free and nothing is left to leak. It switches on by itself under
 //!   `-Zsanitizer=address`; [`SEPARATE_BLOCKS`] tells which mode a build runs.
 //!
 //! [Netdata]: https://github.com/netdata/netdata
