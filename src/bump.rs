@@ -146,6 +146,7 @@ impl<A: Allocator> BumpCore<A> {
             if !fits {
                 return None;
             }
+            // Rounding up never goes below `at`.
             start - at
         } else {
             arith::bump_padding(at, end, layout.size(), layout.align())?

@@ -319,9 +319,9 @@ impl<'a, A: Allocator> String<'a, A> {
         debug_assert!(self.bytes.capacity() - len >= s.len());
         // SAFETY: every caller reserved room for `s.len()` more bytes after `len`
         // just before (`Vec::reserve` and `try_reserve` guarantee capacity >= len +
-        // additional); the source is a `str` elsewhere (it cannot overlap the vector's
-        // spare capacity), and once copied those bytes are initialized, so the
-        // length may cover them.
+        // additional, so `len + s.len()` cannot overflow); the source is a `str`
+        // elsewhere (it cannot overlap the vector's spare capacity), and once
+        // copied those bytes are initialized, so the length may cover them.
         unsafe {
             core::ptr::copy_nonoverlapping(s.as_ptr(), self.bytes.as_mut_ptr().add(len), s.len());
             self.bytes.set_len(len + s.len());
