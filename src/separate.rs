@@ -249,6 +249,11 @@ impl<A: Allocator> SeparateBlocks<A> {
                     Some(block) => block,
                     None => {
                         record.next = from;
+                        if from == 0 {
+                            // Empty now: dropping the hash table's deleted slots keeps
+                            // it from building up across resets.
+                            record.by_addr.clear();
+                        }
                         return;
                     }
                 }

@@ -166,7 +166,7 @@ fn a_growing_vector_whose_move_reenters() {
     let arena = OneWayAlloc::new_in(Reentrant::default());
     arena.backing().arena.set(Some(NonNull::from(&arena)));
     arena.backing().reentrant_size.set(200 * KIB);
-    let n: u64 = if cfg!(miri) { 20_000 } else { 100_000 };
+    let n: u64 = if cfg!(miri) { 12_000 } else { 100_000 };
     let mut v: AVec<u64, &OneWayAlloc<Reentrant>> = AVec::new_in(&arena);
     // Moves out of the first page (64 KiB) re-enter: the vector's new page must go
     // after the re-entrant one.
