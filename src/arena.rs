@@ -648,6 +648,13 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// pages already held keep being served, including retained pages after a
     /// [`reset`](Self::reset), and the arena stays usable.
     ///
+    /// Under a limit, use the calls that report failure: the `try_` calls,
+    /// `try_reserve` of the collections and [`try_format_in!`](crate::try_format_in).
+    /// The plain calls, `Vec::push` and `format_in!` end the process when they hit
+    /// the limit, as they would when memory runs out. The limit counts every page the
+    /// arena holds, retained pages included: on an arena reused across requests it
+    /// caps the memory held, which is also the most one request can use.
+    ///
     /// A limit below the current capacity frees nothing (see [`trim`](Self::trim));
     /// it only stops the arena from obtaining more. A growing buffer that would get a
     /// page with room to double (SPEC §1.3) gets the exact page it needs instead when

@@ -22,6 +22,9 @@ thread_local! {
 /// back what a rare large request left behind. If `f` panics, its arena is dropped
 /// instead of kept.
 ///
+/// A [limit](OneWayAlloc::set_limit) set inside `f` applies to that call only: the
+/// arena goes back to the pool without it.
+///
 /// It never panics by itself, not even during thread teardown (from another
 /// thread-local's destructor, once the thread's pool is gone): the call then runs
 /// with a fresh arena that is dropped afterwards.
@@ -51,6 +54,8 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut OneWayAlloc) -> R) -> R {
     let mut arena = pooled.unwrap_or_default();
     let result = f(&mut arena);
     arena.reset();
+    // A limit set for this call does not follow the arena to the thread's next one.
+    arena.set_limit(None);
     let _ = SCRATCH.try_with(move |pool| {
         if let Ok(mut pool) = pool.try_borrow_mut() {
             pool.push(arena);
