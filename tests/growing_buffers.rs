@@ -39,7 +39,7 @@ fn push_and_count_moves<A: Allocator>(arena: &OneWayAlloc<A>, n: u64) -> usize {
 
 #[test]
 fn a_doubling_vector_is_copied_at_most_every_other_doubling_then_once_after_reset() {
-    let n: u64 = if cfg!(miri) { 40_000 } else { 1 << 20 };
+    let n: u64 = if cfg!(miri) { 20_000 } else { 1 << 20 };
     let mut arena = OneWayAlloc::new();
     let cold_moves = push_and_count_moves(&arena, n);
     // Doublings past the first page: 64 KiB .. 8 MiB is 8 of them; each new page has
