@@ -94,3 +94,38 @@ fn into_str_keeps_the_bytes_without_copying() {
     assert_eq!(kept, "1-2");
     assert_eq!(other.trim(), "x");
 }
+
+/// Every collection works inside a scope through `Scope::arena`, and the rollback
+/// takes all of them back (in both modes: pages rewound, or blocks released).
+#[test]
+fn collections_inside_scopes() {
+    use onewayalloc::try_format_in;
+    let mut arena = OneWayAlloc::new();
+    arena.alloc_str("before");
+    let before = arena.stats().used;
+    let answer = arena.scope(|request| {
+        let id = request.alloc_str("chart.cpu"); // lives for the whole scope
+        let mut names: HashMap<String, usize> = HashMap::new_in(request.arena());
+        let mut seen: HashSet<u32> = HashSet::new_in(request.arena());
+        for i in 0..50u32 {
+            names.insert(format_in!(request.arena(), "{id}.dim{i}"), i as usize);
+            seen.insert(i % 7);
+        }
+        let boxed: Box<[u32; 4]> = Box::new_in([1, 2, 3, 4], request.arena());
+        let label = try_format_in!(request.arena(), "{} names", names.len()).unwrap();
+        let inner = {
+            drop((names, seen, boxed, label));
+            request.scope(|step| {
+                let mut v: Vec<u64> = Vec::new_in(step.arena());
+                v.extend(0..1000);
+                let mut s = String::new_in(step.arena());
+                s.push_str(id);
+                s.len() as u64 + v.iter().sum::<u64>()
+            })
+        };
+        assert_eq!(id, "chart.cpu");
+        inner
+    });
+    assert_eq!(answer, 9 + 999 * 1000 / 2);
+    assert_eq!(arena.stats().used, before);
+}
