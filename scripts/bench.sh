@@ -130,7 +130,7 @@ trap 'rm -f "$tmp"' EXIT
     echo "$(rustc --version); commit $commit."
     if [ "$quick" = 1 ]; then
         echo
-        echo "**Quick run (--quick): tiny sizes that only check the script; the numbers mean nothing.**"
+        echo "**Quick run (--quick): small sizes and 1 s criterion runs, to check the script; not numbers to quote.**"
     fi
     echo
     echo "## Context query (Netdata's table)"
@@ -165,6 +165,7 @@ trap 'rm -f "$tmp"' EXIT
             critcmp --target-dir "${CARGO_TARGET_DIR:-target}" --color never "$baseline" \
                 -g '^([^/]+/)' --list
             echo '```'
+            echo
             # The bench's own table, printed after criterion's results.
             sed -n '/^## Reset right after use/,$p' "$crit" | sed 's/^## /### /'
             printf '\n_While it ran, other processes kept %s of %s CPUs busy on average._\n' \
