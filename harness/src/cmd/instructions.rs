@@ -5,7 +5,7 @@
 //! the loop around it (the `noop` op measures that loop alone).
 //!
 //! ```text
-//! cargo run --release -p onewayalloc-harness -- instructions <OP> <N> [owa|bumpalo|bump-scope|all]
+//! onewayalloc-harness instructions <OP> <N> [owa|bumpalo|bump-scope|all]
 //! ```
 //!
 //! Ops:
@@ -28,10 +28,11 @@
 //! Every arena is created large enough (4 MiB) that no op ever leaves its first
 //! page or chunk: the figures are the fast paths.
 //!
-//! bump-scope's `Allocator` ops go through `BumpScopeApi2` (`compat.rs` of the library),
-//! which forwards `#[inline(always)]` to bump-scope's own trait exactly as its
-//! `allocator-api2-02` feature does (that feature does not build with this crate's
+//! bump-scope's `Allocator` ops go through `BumpScopeApi2` (the harness library's
+//! `compat`), which forwards `#[inline(always)]` to bump-scope's own trait exactly
+//! as its `allocator-api2-02` feature does (that feature does not build with the
 //! `nightly` feature).
+
 use std::alloc::Layout;
 use std::hint::black_box;
 use std::ptr::NonNull;
