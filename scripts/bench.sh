@@ -2,17 +2,21 @@
 # Runs the benchmark reproductions (issue 4) in release and writes their results:
 #   docs/results.md         the tables, with the date and the machine they ran on
 #   docs/context_query.svg  the context query's throughput vs malloc, sequential and parallel
-# It runs examples/context_query.rs, linked_list.rs and reuse.rs, and the criterion
-# benchmarks `cargo bench --bench alloc` when benches/alloc.rs exists.
+# It runs the harness's (harness/, the onewayalloc-harness crate) context-query,
+# linked-list and reuse subcommands with the benchmark notes (--notes: the targets,
+# met or missed), and the criterion benchmarks
+# `cargo bench -p onewayalloc-harness --bench alloc`, saved as the criterion baseline
+# "bench-sh" and compared contender by contender with critcmp (installed with
+# `cargo install --locked critcmp` when missing).
 #
 # Usage: scripts/bench.sh [--skip-criterion] [--quick] [--out DIR] [--wait SECONDS]
 #   --skip-criterion  do not run the criterion benchmarks
-#   --quick           tiny sizes, to check the script itself in seconds
+#   --quick           small sizes and short criterion runs, to check the script itself
 #   --out DIR         write results.md and context_query.svg there (default: docs)
 #   --wait SECONDS    wait up to this long for the machine to be quiet first (default 300)
 #
 # Every other process shows in the numbers, so the script waits for a quiet machine
-# and records, for each example, how many CPUs other processes kept busy meanwhile.
+# and records, for each command, how many CPUs other processes kept busy meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
         shift
         ;;
     -h | --help)
-        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -45,18 +49,21 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$quick" = 1 ]; then
-    cq_args=(--queries 4 --charts 50 --dims 20 --trials 2)
-    ll_args=(--nodes 10000 --rounds 3)
-    ru_args=(--queries 20 --charts 20 --dims 10)
+    sizes=(--quick)
+    crit_args=(--warm-up-time 1 --measurement-time 1)
 else
-    cq_args=()
-    ll_args=()
-    ru_args=()
+    sizes=()
+    crit_args=()
 fi
+baseline=bench-sh
 
 mkdir -p "$out"
-echo "building the examples" >&2
-cargo build --release --example context_query --example linked_list --example reuse
+echo "building the harness" >&2
+cargo build --release -p onewayalloc-harness
+if [ "$criterion" = 1 ] && ! command -v critcmp >/dev/null; then
+    echo "installing critcmp" >&2
+    env -u CARGO_TARGET_DIR cargo install --locked critcmp
+fi
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
 
@@ -98,18 +105,16 @@ done
 cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1)
 load_before=$(loadavg)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if ! git diff --quiet HEAD -- src examples 2>/dev/null; then
-    commit="$commit (with uncommitted changes in src/ or examples/)"
+if ! git diff --quiet HEAD -- src harness 2>/dev/null; then
+    commit="$commit (with uncommitted changes in src/ or harness/)"
 fi
 
-run() { # example, args...: prints the command and its Markdown output
-    local example=$1
-    shift
-    echo "running $example $*" >&2
-    printf '```sh\ncargo run --release --example %s -- %s\n```\n\n' "$example" "$*"
+run() { # subcommand and its args: prints the command and its Markdown output
+    echo "running $*" >&2
+    printf '```sh\ncargo run --release -p onewayalloc-harness -- %s\n```\n\n' "$*"
     local t0
     t0=$(ticks)
-    cargo run --release -q --example "$example" -- "$@"
+    cargo run --release -q -p onewayalloc-harness -- "$@"
     printf '_While it ran, other processes kept %s of %s CPUs busy on average._\n' \
         "$(others "$t0" "$(ticks)")" "$(nproc)"
 }
@@ -125,40 +130,48 @@ trap 'rm -f "$tmp"' EXIT
     echo "$(rustc --version); commit $commit."
     if [ "$quick" = 1 ]; then
         echo
-        echo "**Quick run (--quick): tiny sizes that only check the script; the numbers mean nothing.**"
+        echo "**Quick run (--quick): small sizes and 1 s criterion runs, to check the script; not numbers to quote.**"
     fi
     echo
     echo "## Context query (Netdata's table)"
     echo
     echo "![Context query throughput vs malloc](context_query.svg)"
     echo
-    run context_query "${cq_args[@]}" --markdown --svg "$out/context_query.svg"
+    run context-query "${sizes[@]}" --markdown --notes --svg "$out/context_query.svg"
     echo
     echo "## Linked list (the linear-allocator article)"
     echo
-    run linked_list "${ll_args[@]}" --markdown
+    run linked-list "${sizes[@]}" --markdown --notes
     echo
     echo "## Reuse across queries"
     echo
-    run reuse "${ru_args[@]}" --markdown
-    if [ "$criterion" = 1 ] && [ -f benches/alloc.rs ]; then
+    run reuse "${sizes[@]}" --markdown --notes
+    if [ "$criterion" = 1 ]; then
+        bench=(cargo bench -p onewayalloc-harness --bench alloc -- "${crit_args[@]}")
+        bench+=(--save-baseline "$baseline")
+        compare=(critcmp "$baseline" -g "'^([^/]+/)'" --list)
         echo
-        echo "## Criterion: benches/alloc.rs"
+        echo "## Criterion: harness/benches/alloc.rs"
         echo
-        printf '```sh\ncargo bench --bench alloc\n```\n\n'
-        echo "running cargo bench --bench alloc" >&2
+        printf '```sh\n%s\n%s\n```\n\n' "${bench[*]}" "${compare[*]}"
+        echo "running ${bench[*]}" >&2
         crit=$(mktemp)
-        if cargo bench --bench alloc >"$crit" 2>/dev/null; then
+        t0=$(ticks)
+        if "${bench[@]}" >"$crit" 2>/dev/null; then
+            echo "Each group's contenders, fastest first: time over the fastest's, then"
+            echo "criterion's mean time (± its standard deviation) and the rate."
+            echo
             echo '```text'
-            # Keep each benchmark's name and its time line; drop progress and analysis.
-            awk '
-                /^Benchmarking / || /^Found / || /^ +[0-9]+ \(/ || /^Gnuplot/ || /^$/ { next }
-                / time: / { if (!/%/) print; next }
-                /^[^ ]/ { print }
-            ' "$crit"
+            critcmp --target-dir "${CARGO_TARGET_DIR:-target}" --color never "$baseline" \
+                -g '^([^/]+/)' --list
             echo '```'
+            echo
+            # The bench's own table, printed after criterion's results.
+            sed -n '/^## Reset right after use/,$p' "$crit" | sed 's/^## /### /'
+            printf '\n_While it ran, other processes kept %s of %s CPUs busy on average._\n' \
+                "$(others "$t0" "$(ticks)")" "$(nproc)"
         else
-            echo "\`cargo bench --bench alloc\` failed; run it by hand to see why."
+            echo "\`${bench[*]}\` failed; run it by hand to see why."
         fi
         rm -f "$crit"
     fi

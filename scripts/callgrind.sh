@@ -2,9 +2,10 @@
 # Instructions per call of the allocation fast paths, counted by Callgrind (so the
 # figures do not depend on machine load): onewayalloc vs bumpalo vs bump-scope.
 #
-#   scripts/callgrind.sh [OP ...]      (default: every op of examples/instructions.rs)
+#   scripts/callgrind.sh [OP ...]      (default: every op of the `instructions` subcommand)
 #
-# For every op and allocator it runs examples/instructions.rs under
+# For every op and allocator it runs the harness's `instructions` subcommand
+# (harness/src/cmd/instructions.rs) under
 # `valgrind --tool=callgrind` with N = 1,000 and N = 101,000 and prints
 # (Ir(101,000) - Ir(1,000)) / 100,000, which removes process start-up and arena
 # creation and leaves one call plus its loop. The `noop` row is that loop alone
@@ -20,8 +21,8 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/tmp/tgt-callgrind}"
 # Line tables for callgrind_annotate; they do not change the code.
 export CARGO_PROFILE_RELEASE_DEBUG="${CARGO_PROFILE_RELEASE_DEBUG:-line-tables-only}"
-cargo build --quiet --release --example instructions
-bin="$CARGO_TARGET_DIR/release/examples/instructions"
+cargo build --quiet --release -p onewayalloc-harness
+bin="$CARGO_TARGET_DIR/release/onewayalloc-harness"
 out="$CARGO_TARGET_DIR/callgrind"
 mkdir -p "$out"
 
@@ -38,7 +39,7 @@ large=101000
 count() {
     local op=$1 alloc=$2 n=$3
     local file="$out/callgrind.out.$op.$alloc.$n"
-    valgrind --tool=callgrind --callgrind-out-file="$file" "$bin" "$op" "$n" "$alloc" \
+    valgrind --tool=callgrind --callgrind-out-file="$file" "$bin" instructions "$op" "$n" "$alloc" \
         >/dev/null 2>&1 || { echo "run failed: $op $n $alloc" >&2; exit 1; }
     local ir
     ir=$(awk '/^summary:/ { print $2 }' "$file")

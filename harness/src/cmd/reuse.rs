@@ -4,72 +4,57 @@
 //! reset, counting per query the calls into the backing allocator and the minor page
 //! faults of the process (`getrusage(RUSAGE_SELF).ru_minflt`).
 //!
-//! The calls are counted by a counting `#[global_allocator]` around `System` (what
+//! The calls are counted by the harness's `#[global_allocator]` around `System` (what
 //! bumpalo, bump-scope and `OneWayAlloc` obtain their chunks and pages from, and what
-//! malloc is), read before and after each query; `OneWayAlloc` also gets a counting
+//! malloc is; see `counting.rs`), read before and after each query; `OneWayAlloc` also gets a counting
 //! backing allocator of its own (`OneWayAlloc::new_in`), which must agree. The query
 //! itself allocates nothing outside its allocator. Contenders run one after the other,
 //! each starting with a fresh allocator after glibc's `malloc_trim`.
 //!
 //! ```text
-//! cargo run --release --example reuse
-//! cargo run --release --example reuse -- --queries 50 --charts 20 --dims 10
+//! cargo run --release -p onewayalloc-harness -- reuse
+//! cargo run --release -p onewayalloc-harness -- reuse --queries 50 --charts 20 --dims 10
 //! ```
-//!
-//! Options: `--queries N` (default 1000), `--charts N` (200), `--dims N` (50),
-//! `--points N` (30), `--markdown`.
 
-// With the `nightly` feature the `Allocator` trait is std's, still unstable.
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
-
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::Layout;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use common::{
-    Arena, Database, Malloc, Opt, ScopeReset, ScopeResetToStart, Table, met, mib, minor_faults,
-    parse_args, run_query,
-};
 use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{AllocError, Allocator, Global};
+use onewayalloc_harness::contenders::{Arena, Malloc, ScopeReset, ScopeResetToStart, run_query};
+use onewayalloc_harness::output::{Out, Table, met, mib};
+use onewayalloc_harness::progress;
+use onewayalloc_harness::query::Database;
 
-/// Calls into the global allocator: allocations, frees and reallocations.
-static GLOBAL_CALLS: AtomicUsize = AtomicUsize::new(0);
+use super::positive;
+use crate::counting;
 
-/// `System`, counting every call.
-struct CountingGlobal;
-
-// SAFETY: forwards every call to `System` unchanged.
-unsafe impl GlobalAlloc for CountingGlobal {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        GLOBAL_CALLS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        GLOBAL_CALLS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        GLOBAL_CALLS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        GLOBAL_CALLS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
+#[derive(clap::Args)]
+pub struct Args {
+    /// Small sizes, a run of about a second: 100 queries of 50 charts x 20 dimensions
+    /// (sizes given explicitly still apply)
+    #[arg(long)]
+    quick: bool,
+    /// Queries per allocator [default: 1000; with --quick: 100]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    queries: Option<usize>,
+    /// Charts in the context [default: 200; with --quick: 50]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    charts: Option<usize>,
+    /// Dimensions per chart [default: 50; with --quick: 20]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    dims: Option<usize>,
+    /// Points per dimension
+    #[arg(long, value_name = "N", value_parser = positive(), default_value_t = 30)]
+    points: usize,
+    /// Print Markdown instead of text
+    #[arg(long)]
+    markdown: bool,
+    /// Add the benchmark notes: onewayalloc's targets (met or missed)
+    #[arg(long)]
+    notes: bool,
 }
-
-#[global_allocator]
-static GLOBAL: CountingGlobal = CountingGlobal;
 
 /// Calls into the arena's own backing allocator.
 static BACKING_CALLS: AtomicUsize = AtomicUsize::new(0);
@@ -174,7 +159,7 @@ struct Sample {
 impl Sample {
     fn now() -> Self {
         Sample {
-            global_calls: GLOBAL_CALLS.load(Relaxed),
+            global_calls: counting::calls(),
             backing_calls: BACKING_CALLS.load(Relaxed),
             faults: minor_faults().unwrap_or(0),
         }
@@ -199,49 +184,63 @@ fn trim_heap() {
     }
 }
 
-fn main() {
-    let (mut queries, mut charts, mut dims, mut points) = (1000, 200, 50, 30);
-    let mut markdown = false;
-    parse_args(
-        "usage: reuse [--queries N] [--charts N] [--dims N] [--points N] [--markdown]",
-        &mut [
-            Opt::Num("--queries", &mut queries),
-            Opt::Num("--charts", &mut charts),
-            Opt::Num("--dims", &mut dims),
-            Opt::Num("--points", &mut points),
-            Opt::Flag("--markdown", &mut markdown),
-        ],
-    );
+/// The process's minor page faults so far (`getrusage(RUSAGE_SELF).ru_minflt`).
+#[cfg(unix)]
+pub fn minor_faults() -> Option<u64> {
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        (libc::getrusage(libc::RUSAGE_SELF, &mut usage) == 0).then_some(usage.ru_minflt as u64)
+    }
+}
+
+#[cfg(not(unix))]
+pub fn minor_faults() -> Option<u64> {
+    None
+}
+
+pub fn run(args: &Args) {
+    let queries = args.queries.unwrap_or(if args.quick { 100 } else { 1000 });
+    let charts = args.charts.unwrap_or(if args.quick { 50 } else { 200 });
+    let dims = args.dims.unwrap_or(if args.quick { 20 } else { 50 });
+    let points = args.points;
+    let out = Out {
+        markdown: args.markdown,
+    };
+    counting::start();
     let db = Database::new(charts, dims, points);
-    println!(
+    out.para(&format!(
         "Reuse: {queries} queries of {charts} charts x {dims} dimensions ({} dimensions, {points} \
-         points each), a reset after each; allocator calls and minor page faults per query.\n",
+         points each), a reset after each; allocator calls and minor page faults per query.",
         db.dimensions()
-    );
+    ));
     if minor_faults().is_none() {
-        println!("(minor page faults are not available on this platform)\n");
+        out.para("(Minor page faults are not available on this platform.)");
     }
     if onewayalloc::SEPARATE_BLOCKS {
-        println!("Sanitizer mode: onewayalloc's reset frees nothing here, so it is left out.\n");
+        out.para("Sanitizer mode: onewayalloc's reset frees nothing here, so it is left out.");
     }
 
     let mut table = Table::new(&[
         "allocator",
-        "first query: allocator calls",
-        "first query: minor faults",
-        "later queries: allocator calls",
-        "most in one query",
-        "later queries: minor faults",
-        "most in one query",
-        "held after the run",
+        "query 1:\ncalls",
+        "query 1:\nfaults",
+        "later:\ncalls",
+        "most in\none",
+        "later:\nfaults",
+        "most in\none",
+        "held after\nthe run",
     ]);
     let mut expected: Vec<f64> = Vec::with_capacity(queries);
-    let mut notes = Vec::new();
+    let mut facts = Vec::new();
+    let mut targets = Vec::new();
     let mut samples = Vec::with_capacity(queries);
+    let progress = progress::bar(queries * CONTENDERS.len(), "queries");
     for contender in &CONTENDERS {
         if contender.owa && onewayalloc::SEPARATE_BLOCKS {
             continue;
         }
+        progress.set_message(contender.name);
         trim_heap();
         let mut runner = (contender.make)();
         samples.clear();
@@ -249,6 +248,8 @@ fn main() {
             let before = Sample::now();
             let checksum = runner.run(&db, q);
             samples.push(Sample::now().since(before));
+            // Drawing the bar allocates: outside the window that is counted.
+            progress.inc(1);
             match expected.get(q) {
                 Some(e) => assert_eq!(
                     checksum.to_bits(),
@@ -276,23 +277,34 @@ fn main() {
         ]);
         if contender.owa {
             let backing: usize = later.iter().map(|s| s.backing_calls).sum();
-            notes.push(format!(
+            facts.push(format!(
                 "onewayalloc's own counting backing allocator: {} calls in the first query, \
-                 {backing} in the {} after it. Targets: no backing allocation after the first \
-                 query: {}; no minor faults after the first query: {} ({faults} in all).",
+                 {backing} in the {} after it.",
                 samples[0].backing_calls,
                 later.len(),
+            ));
+            targets.push(format!(
+                "Targets for onewayalloc: no backing allocation after the first query: {}; no \
+                 minor faults after the first query: {} ({faults} in all).",
                 met(backing == 0 && calls == 0),
                 met(faults == 0),
             ));
         }
     }
-    println!("{}", table.render(markdown));
-    println!(
-        "\"Later queries\" are queries 2 to {queries}; allocator calls count allocations, frees \
-         and reallocations in the global allocator; checksums identical for every allocator.\n"
-    );
-    for note in notes {
-        println!("{note}\n");
+    progress.finish_and_clear();
+    out.table(&table);
+    out.para(&format!(
+        "\"Query 1\" is the first query, \"later\" the sum over queries 2 to {queries} and \
+         \"most in one\" the most in one of them. Calls are the allocations, frees and \
+         reallocations in the global allocator; faults are the process's minor page faults. \
+         Checksums identical for every allocator."
+    ));
+    for fact in facts {
+        out.para(&fact);
+    }
+    if args.notes {
+        for target in targets {
+            out.para(&target);
+        }
     }
 }

@@ -1,6 +1,6 @@
-//! Adapters shared by `benches/alloc.rs` and `examples/instructions.rs` (included
-//! with `#[path]`), so that every contender speaks `allocator_api2` 0.2's
-//! `Allocator`, the trait `hashbrown` and `allocator_api2::vec::Vec` use.
+//! Adapters that make every contender speak `allocator_api2` 0.2's `Allocator`, the
+//! trait `hashbrown` and `allocator_api2::vec::Vec` use (the criterion benchmarks,
+//! the context query and the `instructions` subcommand all go through them).
 //!
 //! - [`BumpScopeApi2`]: bump-scope implements that trait only behind its
 //!   `allocator-api2-02` feature, which does not build together with this crate's
@@ -10,13 +10,11 @@
 //! - [`Mi`]: mimalloc cannot be a per-benchmark `#[global_allocator]`; this calls
 //!   its `GlobalAlloc` methods directly.
 
-#![allow(dead_code)]
-
 use core::alloc::Layout;
 use core::ptr::NonNull;
 use std::alloc::GlobalAlloc;
 
-use allocator_api2::alloc::{AllocError, Allocator};
+use onewayalloc::allocator_api2::alloc::{AllocError, Allocator};
 
 /// bump-scope's `Bump` through `allocator_api2` 0.2 (see the module docs).
 #[derive(Clone, Copy)]

@@ -16,25 +16,44 @@
 //! rotating order; the tables show the median per phase, in nanoseconds per node.
 //!
 //! ```text
-//! cargo run --release --example linked_list
-//! cargo run --release --example linked_list -- --nodes 10000 --rounds 3
+//! cargo run --release -p onewayalloc-harness -- linked-list
+//! cargo run --release -p onewayalloc-harness -- linked-list --nodes 10000 --rounds 3
 //! ```
-//!
-//! Options: `--nodes N` (default 1000000), `--rounds N` (10), `--markdown`.
-
-// With the `nightly` feature the `Allocator` trait is std's, still unstable.
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
-
-mod common;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::{
-    Arena, LinearBuffer, Malloc, Mimalloc, Opt, QueryAlloc, ScopeReset, ScopeResetToStart, Table,
-    median, met, parse_args, warm_up,
-};
 use onewayalloc::OneWayAlloc;
+use onewayalloc_harness::contenders::{
+    Arena, Malloc, Mimalloc, ScopeReset, ScopeResetToStart, warm_up,
+};
+use onewayalloc_harness::linear::LinearBuffer;
+use onewayalloc_harness::output::{Out, Table, median, met, times};
+use onewayalloc_harness::progress;
+use onewayalloc_harness::query::QueryAlloc;
+
+use super::positive;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Small sizes, a run of about a second: 100,000 nodes, 5 rounds (sizes given
+    /// explicitly still apply)
+    #[arg(long)]
+    quick: bool,
+    /// Nodes of the list [default: 1000000; with --quick: 100000]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    nodes: Option<usize>,
+    /// Warm rounds after the cold one; the median is shown [default: 10; with
+    /// --quick: 5]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    rounds: Option<usize>,
+    /// Print Markdown instead of text
+    #[arg(long)]
+    markdown: bool,
+    /// Add the benchmark notes: onewayalloc's targets (met or missed)
+    #[arg(long)]
+    notes: bool,
+}
 
 const PAYLOAD: usize = 24;
 
@@ -185,17 +204,14 @@ const CONTENDERS: [Contender; 7] = [
     },
 ];
 
-fn main() {
-    let (mut nodes, mut rounds_wanted) = (1_000_000, 10);
-    let mut markdown = false;
-    parse_args(
-        "usage: linked_list [--nodes N] [--rounds N] [--markdown]",
-        &mut [
-            Opt::Num("--nodes", &mut nodes),
-            Opt::Num("--rounds", &mut rounds_wanted),
-            Opt::Flag("--markdown", &mut markdown),
-        ],
-    );
+pub fn run(args: &Args) {
+    let nodes = args
+        .nodes
+        .unwrap_or(if args.quick { 100_000 } else { 1_000_000 });
+    let rounds_wanted = args.rounds.unwrap_or(if args.quick { 5 } else { 10 });
+    let out = Out {
+        markdown: args.markdown,
+    };
     let payloads: Vec<Vec<u8>> = (0..64)
         .map(|i| format!("payload {i:02} {}", "x".repeat(i % 12)).into_bytes())
         .collect();
@@ -207,10 +223,13 @@ fn main() {
     let mut cold = vec![Phases::default(); n];
     let mut warm = vec![Vec::with_capacity(rounds_wanted); n];
     let mut expected = None;
+    let progress = progress::bar(n * (rounds_wanted + 1), "rounds");
+    progress.set_message("linked list");
     for r in 0..=rounds_wanted {
         for k in 0..n {
             let i = (r + k) % n;
             let (phases, sum) = runners[i].round(nodes, &payloads);
+            progress.inc(1);
             assert_eq!(
                 sum,
                 *expected.get_or_insert(sum),
@@ -224,6 +243,7 @@ fn main() {
             }
         }
     }
+    progress.finish_and_clear();
     drop(runners);
 
     let per_node = |d: Duration| d.as_secs_f64() * 1e9 / nodes as f64;
@@ -243,22 +263,19 @@ fn main() {
     let (boxed, linear) = (find(Kind::Box), find(Kind::Linear));
     let ratio = |i: usize, of: Option<usize>| {
         of.map_or("-".into(), |j| {
-            format!(
-                "{:.2}x",
-                medians[i].total().as_secs_f64() / medians[j].total().as_secs_f64()
-            )
+            times(medians[i].total().as_secs_f64() / medians[j].total().as_secs_f64())
         })
     };
 
     let mut table = Table::new(&[
         "allocator",
-        "create ns/node",
-        "walk ns/node",
-        "release ns/node",
-        "total ns/node",
-        "time vs Box",
-        "time vs linear buffer",
-        "cold first round ns/node",
+        "create",
+        "walk",
+        "release",
+        "total",
+        "time vs\nBox",
+        "time vs\nlinear buffer",
+        "cold first\nround total",
     ]);
     for (i, c) in CONTENDERS.iter().enumerate() {
         let m = medians[i];
@@ -273,25 +290,25 @@ fn main() {
             format!("{:.2}", per_node(cold[i].total())),
         ]);
     }
-    println!(
-        "Linked list: {nodes} nodes with a {PAYLOAD}-byte payload copied into each; median of \
-         {rounds_wanted} warm rounds after one cold round; \"time vs\" is the total time over \
-         the other's (lower is faster).\n"
-    );
-    println!("{}", table.render(markdown));
+    out.para(&format!(
+        "Linked list: {nodes} nodes with a {PAYLOAD}-byte payload copied into each; \
+         nanoseconds per node, median of {rounds_wanted} warm rounds after one cold round; \
+         \"time vs\" is the total time over the other's (lower is faster)."
+    ));
+    out.table(&table);
 
-    if let (Some(o), Some(b), Some(l)) = (find(Kind::Owa), boxed, linear) {
+    if let (true, Some(o), Some(b), Some(l)) = (args.notes, find(Kind::Owa), boxed, linear) {
         let speedup = medians[b].total().as_secs_f64() / medians[o].total().as_secs_f64();
         let create = medians[b].create.as_secs_f64() / medians[o].create.as_secs_f64();
         let vs_linear = medians[o].total().as_secs_f64() / medians[l].total().as_secs_f64();
         let ceiling = medians[b].total().as_secs_f64() / medians[l].total().as_secs_f64();
-        println!(
+        out.para(&format!(
             "Targets for onewayalloc: {speedup:.2}x as fast as Box over create + walk + release \
              ({create:.2}x for creation alone), target >= 5x: {} (the linear buffer, the speed \
              of light, is {ceiling:.2}x as fast as Box); {vs_linear:.2}x the linear buffer's \
-             time, target <= 1.1x: {}.\n",
+             time, target <= 1.1x: {}.",
             met(speedup >= 5.0),
             met(vs_linear <= 1.1)
-        );
+        ));
     }
 }

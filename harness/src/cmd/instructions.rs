@@ -5,7 +5,7 @@
 //! the loop around it (the `noop` op measures that loop alone).
 //!
 //! ```text
-//! cargo run --release --example instructions -- <op> <n> [owa|bumpalo|bump-scope|all]
+//! onewayalloc-harness instructions <OP> <N> [owa|bumpalo|bump-scope|all]
 //! ```
 //!
 //! Ops:
@@ -28,81 +28,87 @@
 //! Every arena is created large enough (4 MiB) that no op ever leaves its first
 //! page or chunk: the figures are the fast paths.
 //!
-//! bump-scope's `Allocator` ops go through `BumpScopeApi2` (benches/common/compat.rs),
-//! which forwards `#[inline(always)]` to bump-scope's own trait exactly as its
-//! `allocator-api2-02` feature does (that feature does not build with this crate's
+//! bump-scope's `Allocator` ops go through `BumpScopeApi2` (the harness library's
+//! `compat`), which forwards `#[inline(always)]` to bump-scope's own trait exactly
+//! as its `allocator-api2-02` feature does (that feature does not build with the
 //! `nightly` feature).
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
-
-#[path = "../benches/common/compat.rs"]
-mod compat;
 
 use std::alloc::Layout;
 use std::hint::black_box;
 use std::ptr::NonNull;
 
-use allocator_api2::alloc::Allocator;
+use clap::ValueEnum;
+use onewayalloc::allocator_api2::alloc::Allocator;
+use onewayalloc_harness::compat;
 
 /// Bytes every arena starts with: more than any op consumes for N = 101,000.
 const ARENA_BYTES: usize = 4 << 20;
 /// The size at which `grow` starts a fresh block.
 const GROW_CAP: usize = 512;
 
-const OPS: &[&str] = &[
-    "noop",
-    "alloc_u8",
-    "alloc_u32",
-    "allocate_static",
-    "allocate_hidden",
-    "grow",
-    "reset",
-];
-const ALLOCATORS: &[&str] = &["owa", "bumpalo", "bump-scope"];
+#[derive(clap::Args)]
+pub struct Args {
+    /// The operation
+    #[arg(value_enum)]
+    op: Op,
+    /// How many times to run it
+    n: usize,
+    /// The arena to run it on
+    #[arg(value_enum, default_value_t = Which::All)]
+    allocator: Which,
+}
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = || -> ! {
-        eprintln!(
-            "usage: instructions <op> <n> [owa|bumpalo|bump-scope|all]\nops: {}",
-            OPS.join(", ")
-        );
-        std::process::exit(2)
-    };
-    if args.len() < 2 || args.len() > 3 {
-        usage();
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+enum Op {
+    /// The loop and its `black_box`es only
+    Noop,
+    /// The typed `alloc` of a `u8`
+    AllocU8,
+    /// The typed `alloc` of a `u32`
+    AllocU32,
+    /// `Allocator::allocate` with a layout known at compile time
+    AllocateStatic,
+    /// `Allocator::allocate` with the layout behind `black_box`
+    AllocateHidden,
+    /// `Allocator::grow` of the most recent block by 8 bytes
+    Grow,
+    /// Back-to-back resets of an arena holding one block
+    Reset,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Which {
+    Owa,
+    Bumpalo,
+    BumpScope,
+    All,
+}
+
+pub fn run(args: &Args) {
+    let (op, n) = (args.op, args.n);
+    let all = args.allocator == Which::All;
+    if all || args.allocator == Which::Owa {
+        run_owa(op, n);
     }
-    let op = args[0].as_str();
-    if !OPS.contains(&op) {
-        usage();
+    if all || args.allocator == Which::Bumpalo {
+        run_bumpalo(op, n);
     }
-    let Ok(n) = args[1].parse::<usize>() else {
-        usage()
-    };
-    let which = args.get(2).map_or("all", String::as_str);
-    let selected: Vec<&str> = match which {
-        "all" => ALLOCATORS.to_vec(),
-        name if ALLOCATORS.contains(&name) => vec![name],
-        _ => usage(),
-    };
-    for name in selected {
-        match name {
-            "owa" => run_owa(op, n),
-            "bumpalo" => run_bumpalo(op, n),
-            _ => run_bump_scope(op, n),
-        }
+    if all || args.allocator == Which::BumpScope {
+        run_bump_scope(op, n);
     }
 }
 
-fn run_owa(op: &str, n: usize) {
+fn run_owa(op: Op, n: usize) {
     let mut arena = onewayalloc::OneWayAlloc::with_size_hint(ARENA_BYTES);
     match op {
-        "noop" => noop(n),
-        "reset" => {
+        Op::Noop => noop(n),
+        Op::Reset => {
             arena.alloc(1u64);
             owa_reset(&mut arena, n);
         }
-        "alloc_u8" => owa_alloc_u8(&arena, n),
-        "alloc_u32" => owa_alloc_u32(&arena, n),
+        Op::AllocU8 => owa_alloc_u8(&arena, n),
+        Op::AllocU32 => owa_alloc_u32(&arena, n),
         _ => run_allocator(&&arena, op, n),
     }
     assert_eq!(arena.stats().pages, 1, "the op left the first page");
@@ -129,16 +135,16 @@ fn owa_alloc_u32(arena: &onewayalloc::OneWayAlloc, n: usize) {
     }
 }
 
-fn run_bumpalo(op: &str, n: usize) {
+fn run_bumpalo(op: Op, n: usize) {
     let mut bump = bumpalo::Bump::with_capacity(ARENA_BYTES);
     match op {
-        "noop" => noop(n),
-        "reset" => {
+        Op::Noop => noop(n),
+        Op::Reset => {
             bump.alloc(1u64);
             bumpalo_reset(&mut bump, n);
         }
-        "alloc_u8" => bumpalo_alloc_u8(&bump, n),
-        "alloc_u32" => bumpalo_alloc_u32(&bump, n),
+        Op::AllocU8 => bumpalo_alloc_u8(&bump, n),
+        Op::AllocU32 => bumpalo_alloc_u32(&bump, n),
         _ => run_allocator(&&bump, op, n),
     }
     assert_eq!(
@@ -169,16 +175,16 @@ fn bumpalo_alloc_u32(bump: &bumpalo::Bump, n: usize) {
     }
 }
 
-fn run_bump_scope(op: &str, n: usize) {
+fn run_bump_scope(op: Op, n: usize) {
     let mut bump: bump_scope::Bump = bump_scope::Bump::with_size(ARENA_BYTES);
     match op {
-        "noop" => noop(n),
-        "reset" => {
+        Op::Noop => noop(n),
+        Op::Reset => {
             bump.alloc(1u64);
             bump_scope_reset(&mut bump, n);
         }
-        "alloc_u8" => bump_scope_alloc_u8(&bump, n),
-        "alloc_u32" => bump_scope_alloc_u32(&bump, n),
+        Op::AllocU8 => bump_scope_alloc_u8(&bump, n),
+        Op::AllocU32 => bump_scope_alloc_u32(&bump, n),
         _ => run_allocator(&compat::BumpScopeApi2(&bump), op, n),
     }
     assert_eq!(bump.stats().count(), 1, "the op left the first chunk");
@@ -213,12 +219,12 @@ fn noop(n: usize) {
 }
 
 /// The `Allocator` ops, the same code for every arena.
-fn run_allocator<A: Allocator>(a: &A, op: &str, n: usize) {
+fn run_allocator<A: Allocator>(a: &A, op: Op, n: usize) {
     match op {
-        "allocate_static" => allocate_static(a, n),
-        "allocate_hidden" => allocate_hidden(a, n),
-        "grow" => grow(a, n),
-        _ => unreachable!("op checked in main"),
+        Op::AllocateStatic => allocate_static(a, n),
+        Op::AllocateHidden => allocate_hidden(a, n),
+        Op::Grow => grow(a, n),
+        _ => unreachable!("the typed ops are matched by the caller"),
     }
 }
 

@@ -2,8 +2,8 @@
 //! allocator (the system `malloc`: no `#[global_allocator]` is set) and mimalloc.
 //!
 //! ```text
-//! cargo bench --bench alloc                 # everything, about 4 minutes
-//! cargo bench --bench alloc -- vec_push     # one group
+//! cargo bench -p onewayalloc-harness --bench alloc                # everything, about 4 minutes
+//! cargo bench -p onewayalloc-harness --bench alloc -- vec_push    # one group
 //! ```
 //!
 //! Every group runs the same work on each contender and sets `Throughput::Elements`,
@@ -23,31 +23,30 @@
 //! - `hashmap_insert_100k`: 100,000 inserts into a `hashbrown::HashMap<u64, u64>`
 //!   with its default hasher. bump-scope takes part through an adapter that
 //!   forwards to its own `Allocator` trait exactly as its `allocator-api2-02`
-//!   feature does (see `common/compat.rs`); mimalloc through its `GlobalAlloc`.
+//!   feature does (see `onewayalloc_harness::compat`); mimalloc through its
+//!   `GlobalAlloc`.
 //! - `reset`: a reset of an arena holding 1 page (chunk) and 10,000 pages. See
 //!   [`bench_reset`] and [`reset_after_use`] for what is and is not measured.
 //!
-//! After criterion, the binary prints a Markdown table of the ratios (onewayalloc
-//! time / other time, from criterion's mean estimates of this run) and the
-//! reset-after-use table.
+//! After criterion, when the `reset` group was measured, the binary prints the
+//! reset-after-use table. The contenders' ratios come from criterion's own results:
+//! `scripts/bench.sh` saves them as a baseline (`-- --save-baseline NAME`) and
+//! compares the contenders of each group with `critcmp NAME -g '^([^/]+/)'`.
 #![cfg_attr(feature = "nightly", feature(allocator_api))]
-
-#[path = "common/compat.rs"]
-mod compat;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-use allocator_api2::vec::Vec as ApiVec;
 use bump_scope::traits::BumpAllocatorTyped;
-use compat::{BumpScopeApi2, Mi};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use onewayalloc::OneWayAlloc;
+use onewayalloc::allocator_api2::vec::Vec as ApiVec;
 use onewayalloc::hashbrown::{DefaultHashBuilder, HashMap};
+use onewayalloc_harness::compat::{BumpScopeApi2, Mi};
 
 const OWA: &str = "onewayalloc";
 const BUMPALO: &str = "bumpalo";
@@ -55,8 +54,9 @@ const BS_RESET: &str = "bump-scope_reset";
 const BS_START: &str = "bump-scope_reset_to_start";
 const GLOBAL: &str = "global_malloc";
 const MIMALLOC: &str = "mimalloc";
-/// Every contender, in the order of the ratio table.
-const CONTENDERS: &[&str] = &[OWA, BUMPALO, BS_RESET, BS_START, GLOBAL, MIMALLOC];
+
+/// Set when criterion runs the `reset` group (its filter may skip it).
+static RESET_MEASURED: AtomicBool = AtomicBool::new(false);
 
 /// How bump-scope is reset after each iteration.
 #[derive(Clone, Copy)]
@@ -632,6 +632,7 @@ fn bench_reset(c: &mut Criterion) {
         let mut arena = OneWayAlloc::new();
         arena.alloc_bytes(1000);
         g.bench_function(BenchmarkId::new(OWA, "1_page"), |b| {
+            RESET_MEASURED.store(true, Ordering::Relaxed);
             b.iter(|| black_box(&mut arena).reset())
         });
     }
@@ -789,131 +790,26 @@ fn reset_after_use() -> Vec<ResetRow> {
     rows
 }
 
-// ----- summary ---------------------------------------------------------------------------
+// ----- reset after use ---------------------------------------------------------------------
 
-/// Where criterion writes its results (the same rules criterion follows).
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(dir).join("criterion");
-    }
-    let from_metadata = std::env::var_os("CARGO").and_then(|cargo| {
-        let out = std::process::Command::new(cargo)
-            .args(["metadata", "--format-version", "1", "--no-deps"])
-            .output()
-            .ok()?;
-        let text = String::from_utf8(out.stdout).ok()?;
-        let start = text.find("\"target_directory\":\"")? + "\"target_directory\":\"".len();
-        let end = start + text[start..].find('"')?;
-        Some(PathBuf::from(&text[start..end]).join("criterion"))
-    });
-    from_metadata.unwrap_or_else(|| PathBuf::from("target/criterion"))
-}
-
-/// Criterion's mean estimate (in ns) for `group/id`, if it was measured by this run.
-fn mean_ns(group: &str, id: &str, since: SystemTime) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(id)
-        .join("new")
-        .join("estimates.json");
-    let fresh = std::fs::metadata(&path).ok()?.modified().ok()? >= since;
-    if !fresh {
-        return None;
-    }
-    let text = std::fs::read_to_string(path).ok()?;
-    let at = text.find("\"mean\"")?;
-    let rest = &text[at..];
-    let start = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
-    let end = start + rest[start..].find([',', '}'])?;
-    rest[start..end].trim().parse().ok()
-}
-
-fn print_summary(since: SystemTime, resets: &[ResetRow]) {
-    let others = &CONTENDERS[1..];
-    let groups: [(&str, usize); 6] = [
-        ("small_mixed", SMALL_COUNT),
-        ("alloc_struct32", TYPED_COUNT),
-        ("alloc_str", TYPED_COUNT),
-        ("alloc_slice_copy_1k", SLICE_COUNT),
-        ("vec_push_1m", PUSHES),
-        ("hashmap_insert_100k", INSERTS),
-    ];
-    let rows: Vec<String> = groups
-        .iter()
-        .filter_map(|&(name, elements)| {
-            let owa = mean_ns(name, OWA, since)?;
-            let cells: Vec<String> = others
-                .iter()
-                .map(|other| match mean_ns(name, other, since) {
-                    Some(t) => format!("{:.2}", owa / t),
-                    None => "-".to_string(),
-                })
-                .collect();
-            Some(format!(
-                "| {name} | {:.2} ns | {} |",
-                owa / elements as f64,
-                cells.join(" | ")
-            ))
-        })
-        .collect();
-    if !rows.is_empty() {
+fn print_resets(resets: &[ResetRow]) {
+    println!(
+        "\n## Reset right after use (one reset timed at a time, medians; the control is the \
+         same timer around nothing after the same fill)\n"
+    );
+    println!("| arena | reset | control | difference |\n|---|---:|---:|---:|");
+    for row in resets {
         println!(
-            "\n## Ratios: onewayalloc time / other time (criterion means of this run; < 1 is \
-             faster)\n"
+            "| {} | {:?} | {:?} | {:?} |",
+            row.name,
+            row.reset,
+            row.control,
+            row.reset.saturating_sub(row.control)
         );
-        println!(
-            "| group | onewayalloc per element | {} |",
-            others.join(" | ")
-        );
-        println!("|---|---:|{}", "---:|".repeat(others.len()));
-        for row in rows {
-            println!("{row}");
-        }
-    }
-    let one = mean_ns("reset", &format!("{OWA}/1_page"), since);
-    let many = mean_ns("reset", &format!("{OWA}/10000_pages"), since);
-    if let (Some(one), Some(many)) = (one, many) {
-        println!(
-            "\nreset, back to back (criterion): onewayalloc 1 page {one:.2} ns, 10,000 pages \
-             {many:.2} ns: ratio {:.2}",
-            many / one
-        );
-        for id in [
-            format!("{BUMPALO}/1_chunk"),
-            format!("{BS_RESET}/1_chunk"),
-            format!("{BS_START}/1_chunk"),
-        ] {
-            if let Some(t) = mean_ns("reset", &id, since) {
-                println!(
-                    "  {id}: {t:.2} ns (onewayalloc 1 page / it: {:.2})",
-                    one / t
-                );
-            }
-        }
-    }
-    if !resets.is_empty() {
-        println!(
-            "\n## Reset right after use (one reset timed at a time, medians; the control is \
-             the same timer around nothing after the same fill)\n"
-        );
-        println!("| arena | reset | control | difference |\n|---|---:|---:|---:|");
-        for row in resets {
-            println!(
-                "| {} | {:?} | {:?} | {:?} |",
-                row.name,
-                row.reset,
-                row.control,
-                row.reset.saturating_sub(row.control)
-            );
-        }
     }
 }
 
 fn main() {
-    let since = SystemTime::now();
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(2))
@@ -927,12 +823,11 @@ fn main() {
     bench_reset(&mut c);
     c.final_summary();
     // The reset-after-use table goes with the reset benchmarks: it runs when
-    // criterion measured them in this run (not under a filter that skips them, nor
-    // under `cargo test --benches`, which measures nothing).
-    if mean_ns("reset", &format!("{OWA}/1_page"), since).is_none() {
-        print_summary(since, &[]);
-        return;
+    // criterion measured them in this run, not under a filter that skips them nor
+    // under `cargo test --benches` (which runs each benchmark once, without the
+    // `--bench` argument that `cargo bench` passes).
+    let benching = std::env::args().any(|arg| arg == "--bench");
+    if benching && RESET_MEASURED.load(Ordering::Relaxed) {
+        print_resets(&reset_after_use());
     }
-    let resets = reset_after_use();
-    print_summary(since, &resets);
 }

@@ -1,0 +1,236 @@
+//! Netdata's context-query benchmark, reproduced: the same query run sequentially by
+//! one worker and in parallel by one worker per core, on the global allocator
+//! (glibc's malloc), mimalloc, bumpalo, bump-scope, `OneWayAlloc`, and a linear
+//! buffer that shows the speed of light.
+//!
+//! To answer a context query, Netdata builds a *virtual chart* holding every dimension
+//! of every chart of that context, queries it, and throws it all away. Netdata timed
+//! 256 such queries of 1000 charts x 100 dimensions, one caller after the other and
+//! 256 callers at once on a 24-core server, with `mallocz()` and with its One Way
+//! Allocator. This subcommand does the same with the query of
+//! [`onewayalloc_harness::query`], identical for every allocator: the heap
+//! allocators free each block on its own, the arenas free everything at once with
+//! their reset after each query.
+//!
+//! - **Sequential**: one worker runs every query; queries alternate between the
+//!   contenders (in a rotating order), so a noisy machine slows all alike. The
+//!   response time of a query is its duration, reset included.
+//! - **Parallel**: one worker thread per core, each with its own allocator (one arena
+//!   per worker), takes the next query from a shared counter until all are done. As
+//!   in Netdata's test all queries are submitted at once, so the response time of a
+//!   query is the time from the start of the batch until it completes. Each contender
+//!   runs `--batches` batches (alternating with the others) and the fastest is shown,
+//!   since other processes on the machine can only slow a batch down.
+//! - **First query**: a fresh allocator for one query (created, used, reset and
+//!   dropped), as Netdata creates an arena per query; the median of a few trials.
+//!
+//! In the sanitizer mode (onewayalloc's feature `separate-blocks`, or under
+//! AddressSanitizer) every arena allocation is its own block and `reset` frees
+//! nothing, so the `OneWayAlloc` timings then say nothing: use small sizes.
+
+mod measure;
+mod report;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::thread;
+
+use onewayalloc_harness::contenders::warm_up;
+use onewayalloc_harness::output::Out;
+use onewayalloc_harness::query::Database;
+use onewayalloc_harness::{chart, progress};
+
+use super::positive;
+use measure::{CONTENDERS, Setup, Timings, first_queries, linear_capacity, parallel, sequential};
+use report::{memory_notes, memory_table, owa_peers, throughput_targets, timings_table};
+
+/// The sizes of `--quick`: a run of a few seconds.
+const QUICK: Sizes = Sizes {
+    queries: 64,
+    charts: 200,
+    dims: 100,
+    trials: 3,
+};
+/// The sizes of Netdata's benchmark: a run of about a minute on 2 cores.
+const FULL: Sizes = Sizes {
+    queries: 256,
+    charts: 1000,
+    dims: 100,
+    trials: 5,
+};
+
+struct Sizes {
+    queries: usize,
+    charts: usize,
+    dims: usize,
+    trials: usize,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct Args {
+    /// Small sizes, a run of a few seconds: 64 queries of 200 charts x 100 dimensions,
+    /// 3 first-query trials (sizes given explicitly still apply)
+    #[arg(long)]
+    quick: bool,
+    /// Queries per allocator and mode [default: 256; with --quick: 64]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    queries: Option<usize>,
+    /// Charts in the context [default: 1000; with --quick: 200]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    charts: Option<usize>,
+    /// Dimensions per chart [default: 100]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    dims: Option<usize>,
+    /// Points per dimension
+    #[arg(long, value_name = "N", value_parser = positive(), default_value_t = 30)]
+    points: usize,
+    /// Workers of the parallel test [default: one per core]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    threads: Option<usize>,
+    /// Parallel batches per allocator; the fastest is shown
+    #[arg(long, value_name = "N", value_parser = positive(), default_value_t = 2)]
+    batches: usize,
+    /// Trials of the first query (fresh allocator); the median is shown
+    /// [default: 5; with --quick: 3]
+    #[arg(long, value_name = "N", value_parser = positive())]
+    trials: Option<usize>,
+    /// Print Markdown instead of text
+    #[arg(long)]
+    markdown: bool,
+    /// Also write a chart of the rates over malloc's to this SVG file
+    #[arg(long, value_name = "PATH")]
+    svg: Option<PathBuf>,
+    /// Add the benchmark notes: onewayalloc's targets (met or missed) and its pages
+    #[arg(long)]
+    notes: bool,
+}
+
+pub fn run(args: &Args) {
+    let sizes = if args.quick { QUICK } else { FULL };
+    let queries = args.queries.unwrap_or(sizes.queries);
+    let charts = args.charts.unwrap_or(sizes.charts);
+    let dims = args.dims.unwrap_or(sizes.dims);
+    let trials = args.trials.unwrap_or(sizes.trials);
+    let (points, batches) = (args.points, args.batches);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| thread::available_parallelism().map_or(2, |n| n.get()));
+    let out = Out {
+        markdown: args.markdown,
+    };
+
+    warm_up();
+    // `thread::scope` gives this thread a `Thread` handle that std keeps until exit
+    // through an interior pointer only, which Valgrind (run on this command in CI)
+    // reports as "possibly lost"; a handle in a static keeps it plainly reachable.
+    static MAIN_THREAD: OnceLock<thread::Thread> = OnceLock::new();
+    MAIN_THREAD.get_or_init(thread::current);
+    let db = Database::new(charts, dims, points);
+    let setup = Setup {
+        linear_capacity: linear_capacity(&db),
+        db,
+    };
+    out.para(&format!(
+        "Context query: {charts} charts x {dims} dimensions = {} dimensions, {points} points \
+         each; {queries} queries per allocator and mode, sequential and in parallel on \
+         {threads} workers (Netdata ran 256 queries of 1000 x 100, in parallel on 24 cores).",
+        setup.db.dimensions(),
+    ));
+    if onewayalloc::SEPARATE_BLOCKS {
+        out.para(
+            "Sanitizer mode (feature `separate-blocks` or ASan): every onewayalloc allocation \
+             is its own block of the global allocator and `reset` frees nothing, so its \
+             timings and memory say nothing here; use small sizes.",
+        );
+    }
+
+    let n = CONTENDERS.len();
+    let warm = threads.min(queries);
+    let progress = progress::bar(n * (trials + queries + batches * queries) + warm, "queries");
+    progress.set_message("first queries");
+    let first = first_queries(&setup, trials, &progress);
+    progress.set_message("sequential");
+    let (seq, memory, expected) = sequential(&setup, queries, &progress);
+    progress.set_message("parallel");
+    // One query per worker first, so that the first contender does not pay alone for
+    // setting up the threads' malloc arenas.
+    parallel(&setup, &CONTENDERS[0], warm, threads, &expected, &progress);
+    // Other processes can only slow a batch down: keep each contender's fastest.
+    let mut par: Vec<Option<Timings>> = vec![None; n];
+    for round in 0..batches {
+        for k in 0..n {
+            let i = (round + k) % n;
+            let t = parallel(
+                &setup,
+                &CONTENDERS[i],
+                queries,
+                threads,
+                &expected,
+                &progress,
+            );
+            if par[i]
+                .as_ref()
+                .is_none_or(|best| t.complete < best.complete)
+            {
+                par[i] = Some(t);
+            }
+        }
+    }
+    progress.finish_and_clear();
+    let par: Vec<Timings> = par.into_iter().map(Option::unwrap_or_default).collect();
+
+    out.heading("Sequential test (one worker)");
+    out.table(&timings_table(&seq));
+    out.heading(&format!(
+        "Parallel test ({threads} workers, fastest of {batches} batches)"
+    ));
+    out.table(&timings_table(&par));
+    out.para(&format!(
+        "Rate: queries per second. Parallel response times count from the submission of the \
+         whole batch, as in Netdata's test. \"vs malloc\" is the rate over malloc's; \"vs best \
+         other arena\" the rate over that of the fastest arena (bumpalo, bump-scope, \
+         onewayalloc) other than the row's own.{} The linear buffer is no allocator but the \
+         speed of light: a pre-faulted buffer and a bump. Checksums identical for every \
+         allocator and query.",
+        owa_peers(&seq, &par)
+    ));
+    if args.notes && !onewayalloc::SEPARATE_BLOCKS {
+        out.para(&throughput_targets(&seq, &par));
+    }
+
+    out.heading("First query and memory");
+    out.table(&memory_table(&first, &memory));
+    out.para(&format!(
+        "First query: median of {trials} trials of create + one query + reset + drop in a \
+         warmed-up process (the linear buffer's includes pre-faulting its buffer). Held and \
+         peak used come from the sequential run's allocator; bumpalo does not report what it \
+         has used."
+    ));
+    if args.notes && !onewayalloc::SEPARATE_BLOCKS {
+        memory_notes(out, &first, &memory);
+    }
+
+    if let Some(path) = &args.svg {
+        let caption = format!(
+            "{charts} charts x {dims} dims, {queries} queries, {threads} workers in parallel"
+        );
+        let rows: Vec<(&str, [f64; 2])> = CONTENDERS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                (
+                    c.name,
+                    [seq[i].rate() / seq[0].rate(), par[i].rate() / par[0].rate()],
+                )
+            })
+            .collect();
+        let title = "Context query throughput vs malloc (higher is better)";
+        match chart::ratio_bars(path, title, &caption, ["sequential", "parallel"], &rows) {
+            Ok(()) => out.para(&format!("Chart written to {}.", path.display())),
+            Err(e) => {
+                eprintln!("cannot write {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
+}

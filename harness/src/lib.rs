@@ -1,0 +1,21 @@
+//! The comparison harness of `onewayalloc`: what its benchmarks and experiments are
+//! built from, shared by the `onewayalloc-harness` binary (its subcommands) and the
+//! criterion benchmarks (`benches/alloc.rs`).
+//!
+//! - [`query`]: Netdata's context query, generic over the allocator;
+//! - [`contenders`]: the allocators it runs on (glibc malloc, mimalloc, bumpalo,
+//!   bump-scope, onewayalloc) behind one `Arena` trait;
+//! - [`linear`]: the pre-faulted linear buffer, the speed-of-light reference;
+//! - [`compat`]: mimalloc and bump-scope as `allocator_api2` 0.2 allocators;
+//! - [`output`], [`chart`], [`progress`]: tables, the SVG chart, the progress bar.
+
+// With the `nightly` feature the `Allocator` trait is std's, still unstable.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
+
+pub mod chart;
+pub mod compat;
+pub mod contenders;
+pub mod linear;
+pub mod output;
+pub mod progress;
+pub mod query;

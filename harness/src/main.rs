@@ -1,0 +1,64 @@
+//! `onewayalloc-harness`: onewayalloc against glibc malloc, mimalloc, bumpalo,
+//! bump-scope and a pre-faulted linear buffer (the speed of light).
+//!
+//! ```text
+//! cargo run --release -p onewayalloc-harness                    # the context query, ~1 min
+//! cargo run --release -p onewayalloc-harness -- --quick         # the same, small, seconds
+//! cargo run --release -p onewayalloc-harness -- linked-list
+//! cargo run --release -p onewayalloc-harness -- reuse
+//! cargo run --release -p onewayalloc-harness -- instructions alloc_u8 1000 owa
+//! cargo run --release -p onewayalloc-harness -- help [SUBCOMMAND]
+//! ```
+
+// With the `nightly` feature the `Allocator` trait is std's, still unstable.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
+
+mod cmd;
+mod counting;
+
+use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static GLOBAL: counting::CountingSystem = counting::CountingSystem;
+
+/// onewayalloc against glibc malloc, mimalloc, bumpalo, bump-scope and a pre-faulted
+/// linear buffer (the speed of light).
+///
+/// Without a subcommand it runs `context-query`, and takes its options.
+#[derive(Parser)]
+#[command(
+    name = "onewayalloc-harness",
+    args_conflicts_with_subcommands = true,
+    max_term_width = 100
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    context_query: cmd::context_query::Args,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Netdata's context query on every allocator, sequential and parallel (the default)
+    ContextQuery(cmd::context_query::Args),
+    /// A million linked-list nodes created, walked and released (the linear-allocator
+    /// article's experiment)
+    LinkedList(cmd::linked_list::Args),
+    /// Allocator calls and page faults per query once the first query is done
+    Reuse(cmd::reuse::Args),
+    /// One allocation op N times, for counting instructions under Callgrind
+    /// (scripts/callgrind.sh)
+    Instructions(cmd::instructions::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match cli.command {
+        None => cmd::context_query::run(&cli.context_query),
+        Some(Command::ContextQuery(args)) => cmd::context_query::run(&args),
+        Some(Command::LinkedList(args)) => cmd::linked_list::run(&args),
+        Some(Command::Reuse(args)) => cmd::reuse::run(&args),
+        Some(Command::Instructions(args)) => cmd::instructions::run(&args),
+    }
+}
