@@ -505,6 +505,58 @@ fn bench_vec_push(c: &mut Criterion) {
     g.finish();
 }
 
+/// 1M pushes into a fresh allocator each time (created, used, dropped): the cold
+/// case, where every page or chunk is new memory. The warm case is `vec_push_1m`.
+fn bench_vec_push_cold(c: &mut Criterion) {
+    let mut g = group(c, "vec_push_1m_cold", PUSHES, 10);
+    g.bench_function(OWA, |b| {
+        b.iter(|| {
+            let arena = OneWayAlloc::new();
+            let mut v = ApiVec::new_in(&arena);
+            for i in 0..PUSHES as u64 {
+                v.push(black_box(i));
+            }
+            black_box(&v);
+            drop(v);
+            drop(arena);
+        })
+    });
+    g.bench_function(BUMPALO, |b| {
+        b.iter(|| {
+            let bump = bumpalo::Bump::new();
+            let mut v = bumpalo::collections::Vec::new_in(&bump);
+            for i in 0..PUSHES as u64 {
+                v.push(black_box(i));
+            }
+            black_box(&v);
+            drop(v);
+            drop(bump);
+        })
+    });
+    g.bench_function("bump-scope", |b| {
+        b.iter(|| {
+            let bump: bump_scope::Bump = bump_scope::Bump::new();
+            let mut v = bump_scope::BumpVec::new_in(&bump);
+            for i in 0..PUSHES as u64 {
+                v.push(black_box(i));
+            }
+            black_box(&v);
+            drop(v);
+            drop(bump);
+        })
+    });
+    g.bench_function(GLOBAL, |b| {
+        b.iter(|| {
+            let mut v = Vec::new();
+            for i in 0..PUSHES as u64 {
+                v.push(black_box(i));
+            }
+            black_box(&v);
+        })
+    });
+    g.finish();
+}
+
 #[inline(always)]
 fn key(i: usize) -> u64 {
     (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
@@ -819,6 +871,7 @@ fn main() {
     bench_alloc_str(&mut c);
     bench_alloc_slice_copy_1k(&mut c);
     bench_vec_push(&mut c);
+    bench_vec_push_cold(&mut c);
     bench_hashmap_insert(&mut c);
     bench_reset(&mut c);
     c.final_summary();
