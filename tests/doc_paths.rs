@@ -102,6 +102,10 @@ fn check(path: &Path, doc_prefix: bool, problems: &mut Vec<String>) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "reads source files, which Miri's isolation forbids; it checks text, not memory"
+)]
 fn examples_use_the_re_exports() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut problems = Vec::new();
