@@ -1,21 +1,23 @@
 //! Runs programs of arena operations decoded from the fuzzer's bytes against the
-//! page-policy model, with the checks of `tests/model.rs` (the model and the runner
-//! are the same file). Only the decoding lives here.
+//! page-policy model, with the checks of `tests/model.rs` (the kit in
+//! `tests/model/` is shared). Only the decoding lives here: the same operations,
+//! with about the same weights, as the proptest strategies.
 //!
 //! Run it with `--sanitizer none` (as scripts/fuzz.sh does) to check the page
 //! policy: under AddressSanitizer (cargo-fuzz's default) the crate switches to its
 //! sanitizer mode, every allocation its own block, where there are no pages to model
-//! and the runner checks block contents only, with ASan watching every access.
+//! and the runner checks contents, overlap, alignment and rollbacks only, with ASan
+//! watching every access.
 #![no_main]
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../tests/model/runner.rs"]
-#[allow(dead_code)] // `Hits` is read by tests/model.rs only
-mod runner;
+#[path = "../../tests/model/mod.rs"]
+#[allow(dead_code, unused_imports)] // `Hits` is read by tests/model.rs only
+mod model;
 
-use runner::Op;
+use model::Op;
 
 const KIB: usize = 1024;
 const MAX_SIZE: usize = 2 * KIB * KIB;
@@ -67,14 +69,37 @@ fn index(u: &mut Unstructured) -> Result<usize> {
     u.int_in_range(0..=15)
 }
 
+/// Room left under a limit: none, a little, or more than a few pages; often a
+/// multiple of 64 KiB, which page sizes add up to exactly.
+fn headroom(u: &mut Unstructured) -> Result<Option<usize>> {
+    Ok(match u.int_in_range(0..=6u8)? {
+        0..=1 => None,
+        2 => Some(0),
+        3..=4 => Some(u.int_in_range(0..=32usize)? * 64 * KIB),
+        _ => Some(u.int_in_range(0..=2 * MAX_SIZE)?),
+    })
+}
+
+/// Bytes of unused pages `trim` may keep: often a multiple of 64 KiB, which page
+/// sizes add up to exactly.
+fn keep(u: &mut Unstructured) -> Result<usize> {
+    Ok(match u.int_in_range(0..=6u8)? {
+        0..=1 => 0,
+        2..=3 => u.int_in_range(0..=64usize)? * 64 * KIB,
+        4..=5 => u.int_in_range(0..=4 * KIB * KIB)?,
+        _ => usize::MAX,
+    })
+}
+
+/// One operation, with the weights of the proptest strategy (out of 114).
 fn op(u: &mut Unstructured) -> Result<Op> {
-    Ok(match u.int_in_range(0..=17u8)? {
-        0..=2 => Op::Layout {
+    Ok(match u.int_in_range(0..=113u8)? {
+        0..=19 => Op::Layout {
             size: size(u)?,
             align_log2: align_log2(u)?,
         },
-        3 => Op::Bytes { size: size(u)? },
-        4 => {
+        20..=27 => Op::Bytes { size: size(u)? },
+        28..=31 => {
             let (nmemb, size) = if u.ratio(1, 20)? {
                 (usize::MAX / 2, 3)
             } else {
@@ -82,14 +107,14 @@ fn op(u: &mut Unstructured) -> Result<Op> {
             };
             Op::Zeroed { nmemb, size }
         }
-        5 => Op::Str {
+        32..=35 => Op::Str {
             len: u.int_in_range(0..=4096)?,
         },
-        6 | 7 => Op::Allocate {
+        36..=45 => Op::Allocate {
             size: size(u)?,
             align_log2: align_log2(u)?,
         },
-        8 => Op::Grow {
+        46..=55 => Op::Grow {
             block: index(u)?,
             extra: if u.ratio(4, 5)? {
                 u.int_in_range(0..=256)?
@@ -99,30 +124,39 @@ fn op(u: &mut Unstructured) -> Result<Op> {
             align_log2: new_align_log2(u)?,
             zeroed: u.arbitrary()?,
         },
-        9 => Op::Shrink {
+        56..=60 => Op::Shrink {
             block: index(u)?,
             size: u.int_in_range(0..=MAX_SIZE)?,
             align_log2: new_align_log2(u)?,
         },
-        10 => Op::Deallocate { block: index(u)? },
-        11 => Op::VecPush {
+        61..=68 => Op::Deallocate { block: index(u)? },
+        69..=71 => Op::GrowBuffer {
+            doublings: u.int_in_range(1..=10)?,
+        },
+        72..=79 => Op::VecPush {
             vec: index(u)?,
             count: u.int_in_range(1..=64)?,
         },
-        12 => match u.int_in_range(0..=2u8)? {
-            0 => Op::VecShrink { vec: index(u)? },
-            1 => Op::VecDrop { vec: index(u)? },
-            _ => Op::MapDrop { map: index(u)? },
-        },
-        13 => Op::BoxNew {
+        80..=81 => Op::VecShrink { vec: index(u)? },
+        82..=84 => Op::VecDrop { vec: index(u)? },
+        85..=88 => Op::BoxNew {
             big: u.arbitrary()?,
         },
-        14 => Op::BoxDrop { index: index(u)? },
-        15 => Op::MapInsert {
+        89..=90 => Op::BoxDrop { index: index(u)? },
+        91..=95 => Op::MapInsert {
             map: index(u)?,
             count: u.int_in_range(1..=32)?,
         },
-        16 => Op::Reset,
+        96..=97 => Op::MapDrop { map: index(u)? },
+        98..=103 => Op::ScopeEnter,
+        104..=108 => Op::ScopeExit {
+            panic: u.ratio(3, 10)?,
+        },
+        109 => Op::SetLimit {
+            headroom: headroom(u)?,
+        },
+        110 => Op::Trim { keep: keep(u)? },
+        111..=112 => Op::Reset,
         _ => Op::NewArena {
             size_hint: if u.arbitrary()? {
                 0
@@ -134,5 +168,5 @@ fn op(u: &mut Unstructured) -> Result<Op> {
 }
 
 fuzz_target!(|program: Program| {
-    runner::run(&program.0);
+    model::run(&program.0);
 });
