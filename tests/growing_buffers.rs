@@ -42,11 +42,13 @@ fn a_doubling_vector_is_copied_at_most_every_other_doubling_then_once_after_rese
     let n: u64 = if cfg!(miri) { 20_000 } else { 1 << 20 };
     let mut arena = OneWayAlloc::new();
     let cold_moves = push_and_count_moves(&arena, n);
-    // Doublings past the first page: 64 KiB .. 8 MiB is 8 of them; each new page has
-    // room for one more doubling in place.
-    let doublings = (n * 8 / (32 * KIB as u64)).ilog2() as usize;
+    // The buffer doubles from 32 KiB (the most the 64 KiB first page holds) to its
+    // final size; each new page has room for one more doubling in place, so at most
+    // every other doubling moves it (the first count is its first allocation).
+    let final_buffer = (n as usize).next_power_of_two() * 8;
+    let doublings = (final_buffer / (32 * KIB)).ilog2() as usize;
     assert!(
-        cold_moves <= doublings.div_ceil(2) + 1,
+        cold_moves - 1 <= doublings.div_ceil(2),
         "{cold_moves} moves for {doublings} doublings"
     );
     check_consistent(&arena);
@@ -61,11 +63,17 @@ fn a_doubling_vector_is_copied_at_most_every_other_doubling_then_once_after_rese
     let warm = arena.stats();
     assert_eq!(warm.page_allocations, cold.page_allocations, "no new page");
     assert_eq!(warm.capacity, cold.capacity);
-    // Memory: at most 2.5x the vector's final buffer.
-    let final_buffer = (n as usize).next_power_of_two() * 8;
+    // Memory: at most 2.5x the vector's final buffer (8 MiB natively), plus, for the
+    // small buffers a Miri run can afford, the first pages of the schedule, which
+    // weigh on them (64 KiB and a page of about 132 KiB).
+    let fixed = if final_buffer >= 8 << 20 {
+        0
+    } else {
+        256 * KIB
+    };
     assert!(
-        warm.capacity as f64 <= 2.5 * final_buffer as f64,
-        "{} > 2.5 x {final_buffer}",
+        warm.capacity as f64 <= 2.5 * final_buffer as f64 + fixed as f64,
+        "{} > 2.5 x {final_buffer} + {fixed}",
         warm.capacity
     );
 }
