@@ -89,8 +89,9 @@ impl Page {
 
     /// Where a block for `layout` starts if bumped at `from`, if it fits.
     fn fit(&self, from: usize, layout: Layout) -> Option<usize> {
-        let at = from.next_multiple_of(layout.align());
-        (at + layout.size() <= self.end()).then_some(at)
+        let at = from.checked_next_multiple_of(layout.align())?;
+        let end = at.checked_add(layout.size())?;
+        (end <= self.end()).then_some(at)
     }
 
     /// Whether `layout` fits in the page once it is rewound.
