@@ -239,7 +239,11 @@ impl<'s, A: Allocator> Scope<'s, A> {
     /// What is allocated through the loan lives only as long as the borrow of the
     /// handle, not for the scope's whole lifetime `'s`: opening an inner scope needs
     /// `&mut` on the handle, so nothing made through the loan can be alive when the
-    /// inner scope rolls back, and nothing can leave the scope.
+    /// inner scope rolls back, and nothing can leave the scope. That includes what
+    /// `unsafe` code grows or reallocates through it (`Allocator::grow` of a raw
+    /// block made before the scope): the grown block is valid for the loan only, as
+    /// the `Allocator` contract says, and after the rollback its old size is all
+    /// that is left.
     ///
     /// # Examples
     /// ```
