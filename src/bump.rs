@@ -144,12 +144,19 @@ impl<A: Allocator> BumpCore<A> {
                 layout.size() <= end - start
             };
             if !fits {
+                cold();
                 return None;
             }
             // Rounding up never goes below `at`.
             start - at
         } else {
-            arith::bump_padding(at, end, layout.size(), layout.align())?
+            match arith::bump_padding(at, end, layout.size(), layout.align()) {
+                Some(pad) => pad,
+                None => {
+                    cold();
+                    return None;
+                }
+            }
         };
         // SAFETY: both forms checked `at + offset + size <= end`: both pointers stay
         // within the current page (or one past its end), whose provenance the
@@ -561,6 +568,13 @@ impl<A: Allocator> BumpCore<A> {
         })
     }
 }
+
+/// Marks the branch that calls it as unlikely, so that the compiler lays out the
+/// fast path straight, without a taken jump (measured: `alloc_str` in a loop took
+/// 1.2x the time with the fast path behind a jump).
+#[cold]
+#[inline(always)]
+fn cold() {}
 
 /// Whether a `block` allocated with `old` may keep its start when resized to `new`:
 /// it is aligned for `new` by address. Under Miri, whose symbolic alignment check
