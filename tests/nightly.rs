@@ -22,26 +22,27 @@ fn std_vec_lives_in_the_arena() {
         assert_eq!(v.len() as u64, n);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 5));
         let stats = arena.stats();
-        assert!(stats.allocations >= 1, "{stats:?}");
         assert!(stats.used >= n as usize * 8, "{stats:?}");
     }
     arena.reset();
-    assert_eq!(arena.stats().allocations, 0);
+    assert_eq!(arena.stats().used, 0);
     // The same in a fresh cycle, grown in place at the top of the arena.
     let mut v = Vec::new_in(&arena);
     v.extend(0..1000u64);
-    assert_eq!(arena.stats().allocations, 1);
-    assert!(arena.stats().used < 12 * 1024);
+    if !onewayalloc::SEPARATE_BLOCKS {
+        // One buffer, grown in place: no abandoned copies.
+        assert!(arena.stats().used < 12 * 1024);
+    }
+    assert!(arena.stats().used >= 8000);
 }
 
 #[test]
 fn std_box_lives_in_the_arena() {
     let arena = OneWayAlloc::new();
-    let before = arena.stats().allocations;
+    let before = arena.stats().used;
     let b = Box::new_in([3u32; 100], &arena);
     assert_eq!(*b, [3u32; 100]);
-    assert_eq!(arena.stats().allocations, before + 1);
-    assert!(arena.stats().used >= 400);
+    assert_eq!(arena.stats().used, before + 400);
     let s: Box<str, &OneWayAlloc> = {
         let mut v = Vec::new_in(&arena);
         v.extend_from_slice(b"arena");
@@ -51,7 +52,7 @@ fn std_box_lives_in_the_arena() {
         unsafe { Box::from_raw_in(ptr as *mut str, alloc) }
     };
     assert_eq!(&*s, "arena");
-    assert_eq!(arena.stats().allocations, before + 2);
+    assert!(arena.stats().used >= before + 405);
 }
 
 #[test]
@@ -66,5 +67,5 @@ fn other_std_collections_live_in_the_arena() {
     }
     assert_eq!(q.len(), 1000 - 334);
     assert_eq!(q.front(), Some(&334));
-    assert!(arena.stats().allocations >= 1);
+    assert!(arena.stats().used >= q.capacity() * 4);
 }

@@ -1,6 +1,7 @@
 //! `with_scratch` in both modes: a limit set in one call does not follow the arena,
 //! and the call never panics during thread teardown, not even from another
 //! thread-local's destructor (after the thread's pool is gone).
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
