@@ -687,7 +687,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert!(arena.stats().capacity <= 1 << 20);
     /// ```
     pub fn set_limit(&self, limit: Option<usize>) {
-        self.core.set_limit(limit);
+        self.core.limit().set(limit);
     }
 
     /// The limit set by [`set_limit`](Self::set_limit), if any.
@@ -700,7 +700,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert_eq!(arena.limit(), Some(4 << 20));
     /// ```
     pub fn limit(&self) -> Option<usize> {
-        self.core.limit()
+        self.core.limit().get()
     }
 }
 

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use core::alloc::Layout;
+use core::cell::Cell;
 use core::ptr::{self, NonNull};
 
 /// Alignment of the first payload byte of every page; also the alignment that
@@ -139,6 +140,34 @@ pub(crate) fn bump_padding(cursor: usize, end: usize, size: usize, align: usize)
         Some(aligned_down + align - cursor)
     } else {
         None
+    }
+}
+
+/// The memory limit of an arena (`OneWayAlloc::set_limit`): the most its held bytes
+/// may reach. Both cores keep one and ask it before obtaining memory.
+pub(crate) struct Limit(Cell<usize>);
+
+impl Limit {
+    /// No limit (stored as `usize::MAX`, which no total of held bytes can pass).
+    pub(crate) fn none() -> Limit {
+        Limit(Cell::new(usize::MAX))
+    }
+
+    /// Sets the limit (`None`: no limit).
+    pub(crate) fn set(&self, limit: Option<usize>) {
+        self.0.set(limit.unwrap_or(usize::MAX));
+    }
+
+    /// The limit, if any.
+    pub(crate) fn get(&self) -> Option<usize> {
+        Some(self.0.get()).filter(|&limit| limit != usize::MAX)
+    }
+
+    /// Whether `more` bytes on top of `held` stay within the limit (an overflowing
+    /// total does not).
+    pub(crate) fn admits(&self, held: usize, more: usize) -> bool {
+        held.checked_add(more)
+            .is_some_and(|total| total <= self.0.get())
     }
 }
 
@@ -319,6 +348,20 @@ mod tests {
             new_page_layout(0, big, 1024).unwrap().align(),
             MIN_PAGE_ALIGN
         );
+    }
+
+    #[test]
+    fn limits_admit_up_to_and_including_the_limit() {
+        let limit = Limit::none();
+        assert_eq!(limit.get(), None);
+        assert!(limit.admits(usize::MAX - 1, 1));
+        assert!(!limit.admits(usize::MAX, 1), "an overflowing total");
+        limit.set(Some(100));
+        assert_eq!(limit.get(), Some(100));
+        assert!(limit.admits(60, 40));
+        assert!(!limit.admits(60, 41));
+        limit.set(None);
+        assert!(limit.admits(60, 41));
     }
 
     #[test]

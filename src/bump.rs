@@ -18,7 +18,7 @@ use core::ptr::{self, NonNull};
 
 use allocator_api2::alloc::Allocator;
 
-use crate::arith::{self, Known, dangling};
+use crate::arith::{self, Known, Limit, dangling};
 use crate::failure::Failure;
 use crate::page::{Choice, Page};
 use crate::stats::{PageInfo, Stats};
@@ -48,8 +48,8 @@ pub(crate) struct BumpCore<A: Allocator> {
     pages: Cell<usize>,
     capacity: Cell<usize>,
     page_allocations: Cell<usize>,
-    /// The most `capacity` may reach (`usize::MAX`: no limit).
-    limit: Cell<usize>,
+    /// The most `capacity` may reach.
+    limit: Limit,
     backing: A,
 }
 
@@ -59,18 +59,6 @@ pub(crate) struct Checkpoint {
     page: Page,
     cursor: NonNull<u8>,
     used_before_current: usize,
-}
-
-/// How a request that needs another page chooses it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Destination {
-    /// Every ordinary request: the first unused page that fits, else a new page of
-    /// the growth schedule (or exactly the request's size if larger).
-    FirstFit,
-    /// The most recent block, grown, leaving its page (SPEC §1.3, "growing
-    /// buffers"): the largest unused page that fits, else a new page with room for
-    /// the buffer to double once more in place.
-    GrowingBuffer,
 }
 
 impl<A: Allocator> BumpCore<A> {
@@ -91,7 +79,7 @@ impl<A: Allocator> BumpCore<A> {
             pages: Cell::new(1),
             capacity: Cell::new(layout.size()),
             page_allocations: Cell::new(1),
-            limit: Cell::new(usize::MAX),
+            limit: Limit::none(),
             backing,
         })
     }
@@ -106,16 +94,22 @@ impl<A: Allocator> BumpCore<A> {
     /// [`Self::bump`]).
     #[inline(always)]
     pub(crate) fn alloc<E: Failure>(&self, layout: Layout, known: Known) -> Result<NonNull<u8>, E> {
-        match self.bump(layout, known) {
-            Some(block) => Ok(block),
-            None => self.alloc_slow(layout),
+        // Under Miri only, alignments above MIN_PAGE_ALIGN go to the slow path, which
+        // places them in a page aligned enough (see `Page::can_place`); the test is
+        // compiled out of native builds.
+        let miri_over_aligned = cfg!(miri) && layout.align() > arith::MIN_PAGE_ALIGN;
+        if !miri_over_aligned {
+            if let Some(block) = self.bump(layout, known) {
+                return Ok(block);
+            }
         }
+        self.alloc_slow(layout)
     }
 
     /// The fast path: align, compare, bump, return. `None` when `layout` does not fit
-    /// in the current page (and, under Miri only, for alignments above
-    /// `MIN_PAGE_ALIGN`, see [`Page::can_place`]). A zero-sized request is bumped
-    /// like any other: it consumes its padding and nothing more.
+    /// in the current page. A zero-sized request is bumped like any other: it
+    /// consumes its padding and nothing more. Callers place only alignments the
+    /// current page can place ([`Page::can_place`]).
     ///
     /// One path, two forms of its arithmetic, chosen by what is known at compile
     /// time (the branch folds away): a constant alignment up to `MIN_PAGE_ALIGN`
@@ -126,9 +120,6 @@ impl<A: Allocator> BumpCore<A> {
     /// a test of the alignment at run time.
     #[inline(always)]
     fn bump(&self, layout: Layout, known: Known) -> Option<NonNull<u8>> {
-        if cfg!(miri) && layout.align() > arith::MIN_PAGE_ALIGN {
-            return None;
-        }
         let cursor = self.cursor.get();
         let at = cursor.addr().get();
         let end = self.end.get();
@@ -182,53 +173,30 @@ impl<A: Allocator> BumpCore<A> {
         if let Some(block) = self.bump_in_current(layout) {
             return Ok(block);
         }
-        self.alloc_in_next_page(layout, Destination::FirstFit)
+        self.alloc_in_next_page(layout, Choice::FirstFit)
     }
 
     /// Bumps `layout` in the current page if the page can place its alignment
     /// ([`Page::can_place`]) and has room.
     fn bump_in_current(&self, layout: Layout) -> Option<NonNull<u8>> {
         if self.current.get().can_place(layout.align()) {
-            self.bump_unchecked_align(layout)
+            self.bump(layout, Known::NOTHING)
         } else {
             None
         }
     }
 
-    /// [`Self::bump`] without the Miri-only alignment test: for callers that made
-    /// sure the current page can place `layout`.
-    fn bump_unchecked_align(&self, layout: Layout) -> Option<NonNull<u8>> {
-        let cursor = self.cursor.get();
-        let pad = arith::bump_padding(
-            cursor.addr().get(),
-            self.end.get(),
-            layout.size(),
-            layout.align(),
-        )?;
-        // SAFETY: as in `bump`: `pad + size <= end - cursor`.
-        let (block, next) = unsafe {
-            let block = cursor.add(pad);
-            (block, block.add(layout.size()))
-        };
-        self.cursor.set(next);
-        Some(block)
-    }
-
-    /// Makes another page current (chosen by `destination`) and serves `layout`
-    /// (of non-zero size) as its first block.
+    /// Makes another page current (chosen by `choice`) and serves `layout` (of
+    /// non-zero size) as its first block.
     fn alloc_in_next_page<E: Failure>(
         &self,
         layout: Layout,
-        destination: Destination,
+        choice: Choice,
     ) -> Result<NonNull<u8>, E> {
-        let choice = match destination {
-            Destination::FirstFit => Choice::FirstFit,
-            Destination::GrowingBuffer => Choice::Largest,
-        };
         let page = match self.current.get().take_fit_after(layout, choice) {
             Some(page) => page,
             None => {
-                let page = self.obtain_page(layout, destination)?;
+                let page = self.obtain_page(layout, choice)?;
                 // Read `current` only now: the backing allocator may have allocated
                 // from this arena and made another page current meanwhile.
                 self.current.get().insert_after(page);
@@ -245,11 +213,11 @@ impl<A: Allocator> BumpCore<A> {
     /// Obtains a new page that fits `layout`: sized by the growth schedule, or with
     /// room to double for a growing buffer (falling back to the schedule's size if
     /// that page would pass the limit or is refused). Not linked into the list.
-    fn obtain_page<E: Failure>(&self, layout: Layout, destination: Destination) -> Result<Page, E> {
+    fn obtain_page<E: Failure>(&self, layout: Layout, choice: Choice) -> Result<Page, E> {
         let os_page = arith::os_page();
         let nth = self.page_allocations.get();
         let exact = arith::new_page_layout(nth, layout, os_page).ok_or_else(E::overflow)?;
-        if destination == Destination::GrowingBuffer {
+        if choice == Choice::GrowingBuffer {
             let roomy = arith::growth_page_layout(nth, layout, os_page);
             if let Some(roomy) = roomy.filter(|roomy| roomy.size() > exact.size()) {
                 if let Some(page) = self.try_obtain(roomy) {
@@ -287,10 +255,7 @@ impl<A: Allocator> BumpCore<A> {
 
     /// Whether a page of `size` more bytes keeps `capacity` within the limit.
     fn within_limit(&self, size: usize) -> bool {
-        self.capacity
-            .get()
-            .checked_add(size)
-            .is_some_and(|total| total <= self.limit.get())
+        self.limit.admits(self.capacity.get(), size)
     }
 
     /// Retires the current page as used and makes `page` (the page right after it)
@@ -359,21 +324,16 @@ impl<A: Allocator> BumpCore<A> {
         new: Layout,
     ) -> Option<NonNull<u8>> {
         debug_assert!(new.size() >= old.size());
-        let cursor = self.cursor.get();
-        let is_last = arith::ends_at(block.addr().get(), old.size(), cursor.addr().get());
-        // The block must be the most recent one, and its start aligned for `new`:
-        // it is when `new` asks no more than `old` (a larger alignment, rare, takes
-        // `resize`).
-        if !(is_last & (new.align() <= old.align())) {
+        // A larger alignment than `old`'s (rare) takes `resize`: the start is
+        // aligned for `new` when `new` asks no more than `old`.
+        if new.align() > old.align() {
             return None;
         }
-        // `block + old.size() == cursor <= end`: no underflow.
-        if new.size() > self.end.get() - block.addr().get() {
+        let start = self.last_block(block, old.size())?;
+        // `start <= cursor <= end`: no underflow.
+        if new.size() > self.end.get() - start.addr().get() {
             return None;
         }
-        // SAFETY: the block ends at the cursor, so it starts `old.size()` bytes
-        // before it in the current page (see `last_block`).
-        let start = unsafe { cursor.sub(old.size()) };
         // SAFETY: the block keeps its start, aligned for `old` hence for `new`, and
         // now ends `new.size() <= end - start` bytes after it, inside the current
         // page; `start` derives from the cursor, which carries the page's provenance.
@@ -406,7 +366,7 @@ impl<A: Allocator> BumpCore<A> {
                 return Ok(moved);
             }
             if new.size() > old.size() {
-                self.alloc_in_next_page(new, Destination::GrowingBuffer)?
+                self.alloc_in_next_page(new, Choice::GrowingBuffer)?
             } else {
                 self.alloc(new, Known::NOTHING)?
             }
@@ -524,14 +484,9 @@ impl<A: Allocator> BumpCore<A> {
         self.used_before_current.set(0);
     }
 
-    /// Sets the most `capacity` may reach (`None`: no limit).
-    pub(crate) fn set_limit(&self, limit: Option<usize>) {
-        self.limit.set(limit.unwrap_or(usize::MAX));
-    }
-
-    /// The limit set by [`Self::set_limit`].
-    pub(crate) fn limit(&self) -> Option<usize> {
-        Some(self.limit.get()).filter(|&limit| limit != usize::MAX)
+    /// The limit on `capacity`.
+    pub(crate) fn limit(&self) -> &Limit {
+        &self.limit
     }
 
     /// The arena's figures, derived from the page counters and the cursor.

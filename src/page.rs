@@ -207,12 +207,15 @@ impl Page {
     }
 }
 
-/// Which unused page a request takes (SPEC §1.3).
+/// How a request that needs another page chooses it (SPEC §1.3).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Choice {
-    /// The first in list order that fits: every ordinary request.
+    /// Every ordinary request: the first unused page in list order that fits, else
+    /// a new page of the growth schedule (or exactly the request's size if larger).
     FirstFit,
-    /// The largest that fits (the first of those on a tie): a growing buffer that
-    /// must leave its page, so that it has the most room to keep growing in place.
-    Largest,
+    /// The most recent block, grown, leaving its page ("growing buffers"): the
+    /// largest unused page that fits (the first of those on a tie), so that it has
+    /// the most room to keep growing in place; else a new page with room for it to
+    /// double once more (see `BumpCore::obtain_page`).
+    GrowingBuffer,
 }

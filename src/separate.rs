@@ -26,7 +26,7 @@ use core::ptr::NonNull;
 use allocator_api2::alloc::Allocator;
 use hashbrown::HashMap;
 
-use crate::arith::{self, Known, dangling};
+use crate::arith::{self, Known, Limit, dangling};
 use crate::failure::Failure;
 use crate::stats::{PageInfo, Stats};
 
@@ -95,8 +95,8 @@ impl Record {
 pub(crate) struct SeparateBlocks<A: Allocator> {
     record: RefCell<Record>,
     live_bytes: Cell<usize>,
-    /// The most `live_bytes` may reach (`usize::MAX`: no limit).
-    limit: Cell<usize>,
+    /// The most `live_bytes` may reach.
+    limit: Limit,
     backing: A,
 }
 
@@ -108,7 +108,7 @@ impl<A: Allocator> SeparateBlocks<A> {
         Ok(SeparateBlocks {
             record: RefCell::new(Record::default()),
             live_bytes: Cell::new(0),
-            limit: Cell::new(usize::MAX),
+            limit: Limit::none(),
             backing,
         })
     }
@@ -120,10 +120,7 @@ impl<A: Allocator> SeparateBlocks<A> {
 
     /// Whether `more` bytes of blocks keep the outstanding total within the limit.
     fn within_limit(&self, more: usize) -> bool {
-        self.live_bytes
-            .get()
-            .checked_add(more)
-            .is_some_and(|total| total <= self.limit.get())
+        self.limit.admits(self.live_bytes.get(), more)
     }
 
     /// Obtains a block of its own for `layout` and records it (what is known about
@@ -293,14 +290,9 @@ impl<A: Allocator> SeparateBlocks<A> {
     /// No pages to trim in this mode.
     pub(crate) fn trim(&mut self, _keep: usize) {}
 
-    /// Sets the most the outstanding blocks may add up to (`None`: no limit).
-    pub(crate) fn set_limit(&self, limit: Option<usize>) {
-        self.limit.set(limit.unwrap_or(usize::MAX));
-    }
-
-    /// The limit set by [`Self::set_limit`].
-    pub(crate) fn limit(&self) -> Option<usize> {
-        Some(self.limit.get()).filter(|&limit| limit != usize::MAX)
+    /// The limit on the bytes of outstanding blocks.
+    pub(crate) fn limit(&self) -> &Limit {
+        &self.limit
     }
 
     /// The figures: no pages; `capacity` and `used` are the bytes of outstanding
