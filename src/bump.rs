@@ -111,45 +111,18 @@ impl<A: Allocator> BumpCore<A> {
     /// consumes its padding and nothing more. Callers place only alignments the
     /// current page can place ([`Page::can_place`]).
     ///
-    /// One path, two forms of its arithmetic, chosen by what is known at compile
-    /// time (the branch folds away): a constant alignment up to `MIN_PAGE_ALIGN`
-    /// rounds the cursor up directly, which cannot overflow because page ends are
-    /// multiples of `MIN_PAGE_ALIGN`; any other layout computes the padding
-    /// ([`arith::bump_padding`]), which is exact for every alignment a `Layout`
-    /// allows. Both end in one comparison against the page end, and neither needs
-    /// a test of the alignment at run time.
+    /// The arithmetic is [`arith::bump_offset`]: one comparison against the page
+    /// end, in the cheapest form that what `known` says about the layout allows
+    /// (the choice folds away at compile time).
     #[inline(always)]
     fn bump(&self, layout: Layout, known: Known) -> Option<NonNull<u8>> {
         let cursor = self.cursor.get();
-        let at = cursor.addr().get();
-        let end = self.end.get();
-        debug_assert!(at <= end && end <= arith::ADDR_LIMIT);
-        let offset = if known.align && layout.align() <= arith::MIN_PAGE_ALIGN {
-            let start = arith::align_up_in_page(at, layout.align());
-            // `start <= end` (see `align_up_in_page`); a constant size below
-            // MIN_PAGE_ALIGN added to it cannot overflow either (`end` is at most
-            // `usize::MAX - (MIN_PAGE_ALIGN - 1)`), so it compares directly.
-            let fits = if known.size && layout.size() < arith::MIN_PAGE_ALIGN {
-                start + layout.size() <= end
-            } else {
-                layout.size() <= end - start
-            };
-            if !fits {
-                cold();
-                return None;
-            }
-            // Rounding up never goes below `at`.
-            start - at
-        } else {
-            match arith::bump_padding(at, end, layout.size(), layout.align()) {
-                Some(pad) => pad,
-                None => {
-                    cold();
-                    return None;
-                }
-            }
+        let Some(offset) = arith::bump_offset(cursor.addr().get(), self.end.get(), layout, known)
+        else {
+            cold();
+            return None;
         };
-        // SAFETY: both forms checked `at + offset + size <= end`: both pointers stay
+        // SAFETY: `bump_offset` checked `cursor + offset + size <= end`: both pointers stay
         // within the current page (or one past its end), whose provenance the
         // cursor carries.
         let (block, next) = unsafe {
@@ -540,4 +513,66 @@ fn cold() {}
 fn keeps_alignment(block: NonNull<u8>, old: Layout, new: Layout) -> bool {
     arith::is_aligned(block.addr().get(), new.align())
         & (!cfg!(miri) || new.align() <= arith::MIN_PAGE_ALIGN.max(old.align()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use allocator_api2::alloc::{AllocError, Global};
+
+    /// Moves the cursor of `core`'s current page so that `room` bytes are left.
+    fn leave_room(core: &BumpCore<Global>, room: usize) {
+        let left = core.end.get() - core.cursor.get().addr().get();
+        let filler = Layout::from_size_align(left - room, 1).unwrap();
+        assert!(core.bump(filler, Known::NOTHING).is_some());
+    }
+
+    /// Every form of the fast path's arithmetic ([`arith::bump_offset`]): a request
+    /// that ends exactly at the page end is served there, from the cursor rounded
+    /// up to its alignment, and moves the cursor to the end; one that would end a
+    /// byte past it is refused and leaves the cursor where it was. (A refusal sends
+    /// the request to the slow path, which is correct but slow: only this test sees
+    /// a fast path that refuses too much.)
+    #[test]
+    fn bump_serves_up_to_the_page_end_in_every_form() {
+        let mut core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let requests = [
+            (1, 1),
+            (8, 8),
+            (24, 8),
+            (4095, 1),
+            (4096, 16),
+            (5000, 8),
+            (0, 16),
+        ];
+        for known in [Known::TYPE, Known::ALIGN, Known::NOTHING] {
+            for (size, align) in requests {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                let end = core.end.get();
+                // Page ends are multiples of MIN_PAGE_ALIGN and `size` of `align`:
+                // the block ends exactly at the end, after `pad` bytes of padding.
+                for pad in [0, align - 1] {
+                    core.reset();
+                    leave_room(&core, size + pad);
+                    let block = core.bump(layout, known);
+                    let at = block.map(|block| block.addr().get());
+                    assert_eq!(at, Some(end - size), "{known:?} {layout:?} pad {pad}");
+                    assert_eq!(core.cursor.get().addr().get(), end);
+                }
+                if size > 0 {
+                    core.reset();
+                    leave_room(&core, size - 1);
+                    let cursor = core.cursor.get();
+                    assert_eq!(core.bump(layout, known), None, "{known:?} {layout:?}");
+                    assert_eq!(
+                        core.cursor.get(),
+                        cursor,
+                        "a refused request moved the cursor"
+                    );
+                }
+            }
+        }
+        // SAFETY: the core is not used again, and no block of it is.
+        unsafe { core.release_pages() };
+    }
 }
