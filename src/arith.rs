@@ -26,6 +26,7 @@ pub(crate) const MIN_PAGE_ALIGN: usize = 4096;
 /// The highest multiple of [`MIN_PAGE_ALIGN`]: no page ends above it (page ends are
 /// multiples of `MIN_PAGE_ALIGN`, and a block never wraps around the address space).
 pub(crate) const ADDR_LIMIT: usize = usize::MAX & !(MIN_PAGE_ALIGN - 1);
+const _: () = assert!(ADDR_LIMIT % MIN_PAGE_ALIGN == 0 && usize::MAX - ADDR_LIMIT < MIN_PAGE_ALIGN);
 
 /// The page size assumed where the OS cannot be asked (`no_std` builds).
 #[cfg(not(feature = "std"))]
@@ -401,12 +402,6 @@ mod tests {
     /// (`Known::ALIGN`: bytes, slices; `Known::TYPE` of 4 KiB or more) and a
     /// run-time layout (`Known::NOTHING`, and any alignment above MIN_PAGE_ALIGN).
     pub(super) const FORMS: [Known; 3] = [Known::TYPE, Known::ALIGN, Known::NOTHING];
-
-    #[test]
-    fn addr_limit_is_the_highest_multiple_of_min_page_align() {
-        assert_eq!(ADDR_LIMIT % MIN_PAGE_ALIGN, 0);
-        assert!(usize::MAX - ADDR_LIMIT < MIN_PAGE_ALIGN);
-    }
 
     /// Each form serves a request that ends exactly at the page end, at the
     /// cursor rounded up to its alignment, and refuses one that would end a byte

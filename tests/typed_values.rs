@@ -167,7 +167,9 @@ value_types! {
     Page8k: [u8; 8192], align 8192;
 }
 
-/// Where the typed calls are made: the arena itself, or a scope of it.
+/// Where the typed calls are made: the arena itself, or a scope of it. (Each call
+/// returns a fresh block, as the arena's own calls do.)
+#[allow(clippy::mut_from_ref)]
 trait Place {
     /// Places `value` with one of the typed calls, chosen by `i`.
     fn place<T>(&self, i: usize, value: T) -> &mut T;
