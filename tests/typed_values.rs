@@ -301,7 +301,14 @@ fn fill_pages_with<T: Value>() {
         let cursor = first_cursor(&pages);
         let addresses = round::<T, _>(&arena, &arena, &pages, cursor, prefill);
         let held = arena.stats().page_allocations;
-        assert_eq!(held, 1 + if PAGE_MODE { next_pages(prefill) } else { 0 });
+        assert_eq!(
+            held,
+            if PAGE_MODE {
+                1 + next_pages(prefill)
+            } else {
+                0
+            }
+        );
         arena.reset();
         let again = round::<T, _>(&arena, &arena, &pages, cursor, prefill);
         if PAGE_MODE {
