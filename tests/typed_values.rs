@@ -42,7 +42,7 @@ fn next_pages(prefill: bool) -> usize {
     if prefill { 3 } else { 1 }
 }
 /// Values per round in sanitizer mode (no pages to run through).
-const SEPARATE_VALUES: usize = if cfg!(miri) { 24 } else { 2000 };
+const SEPARATE_VALUES: usize = if cfg!(miri) { 24 } else { 200 };
 
 /// The pages (blocks, in sanitizer mode) the backing allocator handed out, by base
 /// address: (size, alignment).
