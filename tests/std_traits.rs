@@ -34,6 +34,7 @@ fn arena_debug_shows_its_stats() {
 
 /// Equality with `str` and `&str` is `str`'s: equal text only.
 #[test]
+#[allow(clippy::comparison_to_empty)] // the comparison with "" is under test
 fn string_equals_str_exactly() {
     let arena = OneWayAlloc::new();
     let s = String::from_str_in("cpu.user", &arena);
