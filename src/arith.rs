@@ -467,6 +467,16 @@ mod tests {
         }
     }
 
+    /// Pages are rounded to the OS page the system reports (the rounding itself is
+    /// tested above through the `os_page` parameter, at 1, 4 and 16 KiB).
+    #[test]
+    fn os_page_is_the_systems() {
+        #[cfg(feature = "std")]
+        assert_eq!(os_page(), page_size::get());
+        #[cfg(not(feature = "std"))]
+        assert_eq!(os_page(), DEFAULT_OS_PAGE);
+    }
+
     #[test]
     fn ends_at_needs_a_block_ending_at_the_cursor() {
         assert!(ends_at(0x1000, 8, 0x1008));

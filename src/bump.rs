@@ -97,8 +97,7 @@ impl<A: Allocator> BumpCore<A> {
         // Under Miri only, alignments above MIN_PAGE_ALIGN go to the slow path, which
         // places them in a page aligned enough (see `Page::can_place`); the test is
         // compiled out of native builds.
-        let miri_over_aligned = cfg!(miri) && layout.align() > arith::MIN_PAGE_ALIGN;
-        if !miri_over_aligned {
+        if !(cfg!(miri) && miri_over_aligned(layout)) {
             if let Some(block) = self.bump(layout, known) {
                 return Ok(block);
             }
@@ -511,8 +510,22 @@ fn cold() {}
 /// [`arith::MIN_PAGE_ALIGN`] (the test is compiled out of native builds).
 #[inline(always)]
 fn keeps_alignment(block: NonNull<u8>, old: Layout, new: Layout) -> bool {
-    arith::is_aligned(block.addr().get(), new.align())
-        & (!cfg!(miri) || new.align() <= arith::MIN_PAGE_ALIGN.max(old.align()))
+    arith::is_aligned(block.addr().get(), new.align()) & (!cfg!(miri) || miri_guaranteed(old, new))
+}
+
+/// Under Miri, whether `new`'s alignment is one the page of a block placed for
+/// `old` guarantees (see [`keeps_alignment`]). Called only under Miri.
+#[inline(always)]
+fn miri_guaranteed(old: Layout, new: Layout) -> bool {
+    new.align() <= arith::MIN_PAGE_ALIGN.max(old.align())
+}
+
+/// Under Miri, whether the fast path leaves `layout` to the slow path: alignments
+/// above what every page guarantees (see [`BumpCore::alloc`]). Called only under
+/// Miri.
+#[inline(always)]
+fn miri_over_aligned(layout: Layout) -> bool {
+    layout.align() > arith::MIN_PAGE_ALIGN
 }
 
 #[cfg(test)]
