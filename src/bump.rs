@@ -588,4 +588,62 @@ mod tests {
         // SAFETY: the core is not used again, and no block of it is.
         unsafe { core.release_pages() };
     }
+
+    fn addr_of(core: &BumpCore<Global>) -> usize {
+        core.cursor.get().addr().get()
+    }
+
+    /// Only the most recent block (an empty one at the cursor included) rolls back
+    /// or grows in place; growth keeps the block's start, needs no larger alignment
+    /// than the block's, and ends by the page end.
+    #[test]
+    fn only_the_most_recent_block_rolls_back_or_grows_in_place() {
+        let core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let word = Layout::new::<u64>();
+        let older = core.bump(word, Known::TYPE).unwrap();
+        let recent = core.bump(word, Known::TYPE).unwrap();
+        let after = addr_of(&core);
+        // SAFETY (every call below): the blocks are live blocks of `core` with the
+        // layouts given, and grow to sizes no smaller.
+        unsafe {
+            core.dealloc(older, word);
+            assert_eq!(addr_of(&core), after, "an older block rolled back");
+            let twice = Layout::new::<[u64; 2]>();
+            assert_eq!(
+                core.grow_in_place(older, word, twice),
+                None,
+                "an older block grew"
+            );
+            // A larger alignment than the block's moves it, even at the cursor.
+            let wider = Layout::from_size_align(16, 16).unwrap();
+            assert_eq!(core.grow_in_place(recent, word, wider), None);
+            assert_eq!(addr_of(&core), after);
+            // The most recent block grows in place, up to the page end exactly.
+            assert_eq!(core.grow_in_place(recent, word, twice), Some(recent));
+            assert_eq!(addr_of(&core), recent.addr().get() + 16);
+            let room = core.end.get() - recent.addr().get();
+            let full = Layout::from_size_align(room, 8).unwrap();
+            assert_eq!(core.grow_in_place(recent, twice, full), Some(recent));
+            assert_eq!(addr_of(&core), core.end.get());
+            let past = Layout::from_size_align(room + 1, 8).unwrap();
+            assert_eq!(
+                core.grow_in_place(recent, full, past),
+                None,
+                "grew past the page end"
+            );
+            assert_eq!(addr_of(&core), core.end.get());
+            // Rolling it back returns the cursor to its start.
+            core.dealloc(recent, full);
+            assert_eq!(addr_of(&core), recent.addr().get());
+            // An empty block at the cursor is the most recent block.
+            let nothing = Layout::new::<[u64; 0]>();
+            let empty = core.bump(nothing, Known::TYPE).unwrap();
+            assert_eq!(core.grow_in_place(empty, nothing, word), Some(empty));
+            assert_eq!(addr_of(&core), empty.addr().get() + 8);
+            core.dealloc(empty, word);
+            assert_eq!(addr_of(&core), empty.addr().get());
+            let mut core = core;
+            core.release_pages();
+        }
+    }
 }
