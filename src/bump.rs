@@ -603,8 +603,8 @@ mod tests {
         let older = core.bump(word, Known::TYPE).unwrap();
         let recent = core.bump(word, Known::TYPE).unwrap();
         let after = addr_of(&core);
-        // SAFETY (every call below): the blocks are live blocks of `core` with the
-        // layouts given, and grow to sizes no smaller.
+        // SAFETY: every block below is a live block of `core` with the layout
+        // given, grown to sizes no smaller; the core is released last, unused after.
         unsafe {
             core.dealloc(older, word);
             assert_eq!(addr_of(&core), after, "an older block rolled back");
