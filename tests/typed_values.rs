@@ -45,17 +45,17 @@ fn next_pages(prefill: bool) -> usize {
 const SEPARATE_VALUES: usize = if cfg!(miri) { 24 } else { 200 };
 
 /// The pages (blocks, in sanitizer mode) the backing allocator handed out, by base
-/// address: (size, alignment).
+/// address: (base, size, alignment).
 #[derive(Default)]
 struct Pages {
-    live: RefCell<BTreeMap<usize, (usize, usize)>>,
+    live: RefCell<BTreeMap<usize, (NonNull<u8>, usize, usize)>>,
 }
 
 impl Pages {
     /// The page that holds `len` bytes from `at`, if one does: (base, size, align).
     fn holding(&self, at: usize, len: usize) -> Option<(usize, usize, usize)> {
         let live = self.live.borrow();
-        let (&base, &(size, align)) = live.range(..=at).next_back()?;
+        let (&base, &(_, size, align)) = live.range(..=at).next_back()?;
         (at + len <= base + size).then_some((base, size, align))
     }
 }
@@ -93,7 +93,7 @@ unsafe impl Allocator for Guarded<'_> {
                 .write_bytes(GUARD_BYTE, GUARD)
         };
         let base = block.addr().get();
-        (self.0.live.borrow_mut()).insert(base, (layout.size(), layout.align()));
+        (self.0.live.borrow_mut()).insert(base, (block, layout.size(), layout.align()));
         Ok(NonNull::slice_from_raw_parts(block, layout.size()))
     }
 
@@ -275,8 +275,8 @@ fn round<T: Value, P: Place>(
     for (value, i) in &values {
         assert_eq!(**value, T::make(*i), "value {i} changed");
     }
-    for (&base, &(size, _)) in pages.live.borrow().iter() {
-        check_guard(NonNull::new(base as *mut u8).unwrap(), size);
+    for &(base, size, _) in pages.live.borrow().values() {
+        check_guard(base, size);
     }
     values
         .iter()
