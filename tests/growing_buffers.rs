@@ -227,6 +227,37 @@ fn a_refused_roomy_page_falls_back_to_the_exact_page() {
     assert_eq!(arena.stats().page_allocations, 2);
 }
 
+/// When the page with room to double would be no larger than the exact page (the
+/// growth schedule's target holds both), there is one page to ask for: once
+/// refused, the growth fails without asking the backing allocator again.
+#[test]
+fn a_growing_buffer_asks_once_when_the_roomy_page_is_the_exact_page() {
+    let backing = RefuseOnce {
+        calls: Cell::new(0),
+        refuse_at: 1,
+    };
+    let arena = OneWayAlloc::new_in(&backing);
+    let a = &arena;
+    bytes_in(a, 60 * KIB); // little room left in the first page
+    let old = Layout::from_size_align(KIB, 8).unwrap();
+    let block = a.allocate(old).unwrap().cast::<u8>();
+    // 8 KiB does not fit the first page; 16 KiB fits the 128 KiB target too.
+    let new = Layout::from_size_align(8 * KIB, 8).unwrap();
+    // SAFETY: `block` is the live block just allocated with `old`.
+    let grown = unsafe { a.grow(block, old, new) };
+    assert!(grown.is_err(), "the one page it needs was refused");
+    assert_eq!(backing.calls.get(), 2, "first page, the refused page");
+    assert_eq!(arena.stats().page_allocations, 1);
+    // The backing allocator accepts again: the buffer gets the 128 KiB page.
+    // SAFETY: the refused `grow` left `block` live with `old`.
+    unsafe { a.grow(block, old, new) }.expect("accepted");
+    assert_eq!(arena.pages().nth(1).unwrap().size, 128 * KIB);
+}
+
+fn bytes_in<A: Allocator>(arena: &OneWayAlloc<A>, n: usize) {
+    arena.alloc_layout(Layout::from_size_align(n, 1).unwrap());
+}
+
 #[test]
 fn an_older_block_that_grows_is_an_ordinary_request() {
     let mut arena = OneWayAlloc::new();

@@ -44,11 +44,14 @@ fn next_pages(prefill: bool) -> usize {
 /// Values per round in sanitizer mode (no pages to run through).
 const SEPARATE_VALUES: usize = if cfg!(miri) { 24 } else { 200 };
 
+/// A page the backing allocator handed out: its base, size and alignment.
+type Held = (NonNull<u8>, usize, usize);
+
 /// The pages (blocks, in sanitizer mode) the backing allocator handed out, by base
-/// address: (base, size, alignment).
+/// address.
 #[derive(Default)]
 struct Pages {
-    live: RefCell<BTreeMap<usize, (NonNull<u8>, usize, usize)>>,
+    live: RefCell<BTreeMap<usize, Held>>,
 }
 
 impl Pages {
