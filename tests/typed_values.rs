@@ -178,27 +178,23 @@ trait Place {
     fn place<T>(&self, i: usize, value: T) -> &mut T;
 }
 
-impl Place for Arena<'_> {
-    fn place<T>(&self, i: usize, value: T) -> &mut T {
-        match i % 4 {
-            0 => self.alloc(value),
-            1 => self.alloc_with(|| value),
-            2 => self.try_alloc(value).expect("no limit"),
-            _ => self.try_alloc_with(|| value).expect("no limit"),
+/// Implements [`Place`] with the typed calls, which the arena and its scopes share.
+macro_rules! place_with_the_typed_calls {
+    ($($ty:ty),*) => {$(
+        impl Place for $ty {
+            fn place<T>(&self, i: usize, value: T) -> &mut T {
+                match i % 4 {
+                    0 => self.alloc(value),
+                    1 => self.alloc_with(|| value),
+                    2 => self.try_alloc(value).expect("no limit"),
+                    _ => self.try_alloc_with(|| value).expect("no limit"),
+                }
+            }
         }
-    }
+    )*};
 }
 
-impl<'p> Place for onewayalloc::Scope<'_, Guarded<'p>> {
-    fn place<T>(&self, i: usize, value: T) -> &mut T {
-        match i % 4 {
-            0 => self.alloc(value),
-            1 => self.alloc_with(|| value),
-            2 => self.try_alloc(value).expect("no limit"),
-            _ => self.try_alloc_with(|| value).expect("no limit"),
-        }
-    }
-}
+place_with_the_typed_calls!(Arena<'_>, onewayalloc::Scope<'_, Guarded<'_>>);
 
 /// One round of typed values: in page mode, through the current page and
 /// `next_pages(prefill)` more, each pre-filled (if `prefill`) with an untyped block that
