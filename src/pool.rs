@@ -72,9 +72,10 @@ use crate::{OneWayAlloc, arith};
 /// every `get` sets the pool's own [`limit`](Pool::limit) (or none) again.
 ///
 /// [`DerefMut`] lets code replace the arena itself (`mem::replace(&mut *guard,
-/// other)`). Whatever comes back is checked after trimming: an arena that still
-/// holds more than `keep` bytes plus the pool's first page (one whose first page
-/// alone is that large, which `trim` cannot free) is dropped instead of kept.
+/// other)`). Whatever comes back is trimmed to the same total (a larger first page
+/// leaves less room for the others) and checked: an arena that still holds more
+/// than `keep` bytes plus the pool's first page (one whose first page alone is that
+/// large, which `trim` cannot free) is dropped instead of kept.
 ///
 /// # The bound on idle memory
 ///
@@ -85,6 +86,10 @@ use crate::{OneWayAlloc, arith};
 ///
 /// > `stats().idle_bytes <= max_idle * (keep + first)`, which
 /// > [`max_idle_bytes`](Pool::max_idle_bytes) computes.
+///
+/// With a [`limit`](Pool::limit) below `keep + first`, an arena is trimmed to the
+/// limit instead (or to `first`, if that is larger), since the next request may not
+/// hold more, and the bound is `max_idle` times that.
 ///
 /// Arenas out on guards are not idle: they hold what their requests need, up to
 /// the pool's `limit` each when one is set.
@@ -340,6 +345,7 @@ impl Pool {
     /// let arena = pool.get();
     /// assert_eq!(arena.alloc_str("cpu"), "cpu");
     /// ```
+    #[must_use]
     pub fn get(&self) -> PooledArena<'_> {
         let arena = self
             .take_idle()
@@ -391,7 +397,8 @@ impl Pool {
     }
 
     /// The most the idle arenas can hold together: `max_idle * (keep + first)`,
-    /// where `first` is the first page of an arena the pool creates (see [the
+    /// where `first` is the first page of an arena the pool creates, or less under
+    /// a smaller [`limit`](Self::limit) (see [the
     /// bound](Pool#the-bound-on-idle-memory)); `usize::MAX` if that overflows.
     ///
     /// # Examples
@@ -401,7 +408,7 @@ impl Pool {
     /// assert_eq!(Pool::new().max_idle_bytes(), 16 * ((4 << 20) + (64 << 10)));
     /// let pool = Pool::new().max_idle(2).keep(1 << 20);
     /// assert_eq!(pool.max_idle_bytes(), 2 * ((1 << 20) + (64 << 10)));
-    /// assert!(pool.stats().idle_bytes <= pool.max_idle_bytes());
+    /// assert_eq!(pool.limit(512 << 10).max_idle_bytes(), 2 * (512 << 10));
     /// ```
     pub fn max_idle_bytes(&self) -> usize {
         self.config.max_idle.saturating_mul(self.arena_bound())
