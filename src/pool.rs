@@ -3,6 +3,7 @@
 use core::fmt;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::vec::Vec;
 
@@ -196,6 +197,9 @@ use crate::{OneWayAlloc, arith};
 pub struct Pool {
     idle: Mutex<Vec<OneWayAlloc>>,
     config: Config,
+    /// The size of the first page of an arena the pool creates, computed on first
+    /// use (the OS page size is known only at run time); 0 until then.
+    first_page: AtomicUsize,
 }
 
 /// The settings of a [`Pool`].
@@ -249,6 +253,7 @@ impl Pool {
                 size_hint: 0,
                 limit: None,
             },
+            first_page: AtomicUsize::new(0),
         }
     }
 
@@ -308,6 +313,7 @@ impl Pool {
     #[must_use]
     pub const fn size_hint(mut self, bytes: usize) -> Pool {
         self.config.size_hint = bytes;
+        self.first_page = AtomicUsize::new(0); // to be computed for the new hint
         self
     }
 
@@ -448,8 +454,7 @@ impl Pool {
     /// page, if larger); `usize::MAX` if the size hint overflows a page size (no
     /// such arena can be created).
     fn arena_bound(&self) -> usize {
-        let first = arith::first_page_layout(self.config.size_hint, arith::os_page())
-            .map_or(usize::MAX, |layout| layout.size());
+        let first = self.first_page();
         let bound = self.config.keep.saturating_add(first);
         match self.config.limit {
             // No use keeping more than the next request may hold.
@@ -458,20 +463,44 @@ impl Pool {
         }
     }
 
-    /// Takes an arena back from a guard: reset, trimmed to the bound, then kept if
-    /// the idle list has room. Every step but the push runs outside the lock.
-    fn give_back(&self, mut arena: OneWayAlloc) {
+    /// The size of the first page of an arena the pool creates (`usize::MAX` if
+    /// the size hint overflows a page size), computed once. Threads that race to
+    /// compute it store the same value, so `Relaxed` is enough.
+    fn first_page(&self) -> usize {
+        match self.first_page.load(Ordering::Relaxed) {
+            0 => {
+                let size = arith::first_page_layout(self.config.size_hint, arith::os_page())
+                    .map_or(usize::MAX, |layout| layout.size());
+                self.first_page.store(size, Ordering::Relaxed);
+                size
+            }
+            size => size,
+        }
+    }
+
+    /// Readies an arena coming back from a guard, in place and outside the lock:
+    /// resets it and trims it to the bound. `false` if it stays over the bound (its
+    /// first page alone is larger), so it must be dropped.
+    fn ready_for_reuse(&self, arena: &mut OneWayAlloc) -> bool {
         arena.reset();
         let bound = self.arena_bound();
         // After the reset the first page is current and every other page unused, so
-        // `trim(budget)` leaves `first_page + at most budget` bytes. For an arena
-        // the pool created that is `trim(keep)`; an arena swapped in through
-        // `DerefMut` may have a larger first page, which leaves less budget.
+        // `trim(budget)` leaves `first page + at most budget` bytes: for an arena
+        // the pool created, `trim(keep)` (or less under a limit).
+        arena.trim(bound.saturating_sub(self.first_page()));
+        if arena.stats().capacity <= bound {
+            return true;
+        }
+        // An arena swapped in through `DerefMut` with a larger first page: less
+        // budget for its other pages.
         let first_page = arena.pages().next().map_or(0, |page| page.size);
         arena.trim(bound.saturating_sub(first_page));
-        if arena.stats().capacity > bound {
-            return; // a first page above the bound: dropped here, outside the lock
-        }
+        arena.stats().capacity <= bound
+    }
+
+    /// Puts a readied arena on the idle list if it has room, else drops it (outside
+    /// the lock).
+    fn keep_idle(&self, arena: OneWayAlloc) {
         let surplus = {
             let mut idle = self.lock();
             // `try_reserve` first, so the push cannot allocate (or panic) under the
@@ -483,7 +512,7 @@ impl Pool {
                 Some(arena)
             }
         };
-        drop(surplus); // outside the lock
+        drop(surplus);
     }
 }
 
@@ -591,10 +620,13 @@ impl DerefMut for PooledArena<'_> {
 /// during a panic.
 impl Drop for PooledArena<'_> {
     fn drop(&mut self) {
+        let reusable = self.pool.ready_for_reuse(&mut self.arena);
         // SAFETY: `drop` runs once, and `self.arena` is not used after this: the
         // value is taken out exactly once.
         let arena = unsafe { ManuallyDrop::take(&mut self.arena) };
-        self.pool.give_back(arena);
+        if reusable {
+            self.pool.keep_idle(arena);
+        }
     }
 }
 
