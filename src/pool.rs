@@ -161,9 +161,10 @@ use crate::{OneWayAlloc, arith};
 /// # assert_eq!(future.as_mut().poll(&mut cx), std::task::Poll::Ready(7));
 /// ```
 ///
-/// An arena collection alive across the `.await` makes the future not `Send`:
+/// An arena collection alive across the `.await` makes the future not `Send`
+/// (the compiler says "future cannot be sent between threads safely"):
 ///
-/// ```compile_fail,E0277
+/// ```compile_fail
 /// use std::future::Future;
 /// use onewayalloc::Pool;
 /// use onewayalloc::collections::Vec;
