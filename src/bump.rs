@@ -599,7 +599,8 @@ mod tests {
     #[test]
     fn only_the_most_recent_block_rolls_back_or_grows_in_place() {
         let core = BumpCore::new::<AllocError>(0, Global).unwrap();
-        let word = Layout::new::<u64>();
+        // Alignments spelled out: a u64 is 4-aligned on some 32-bit targets.
+        let word = Layout::from_size_align(8, 8).unwrap();
         let older = core.bump(word, Known::TYPE).unwrap();
         let recent = core.bump(word, Known::TYPE).unwrap();
         let after = addr_of(&core);
@@ -608,7 +609,7 @@ mod tests {
         unsafe {
             core.dealloc(older, word);
             assert_eq!(addr_of(&core), after, "an older block rolled back");
-            let twice = Layout::new::<[u64; 2]>();
+            let twice = Layout::from_size_align(16, 8).unwrap();
             assert_eq!(
                 core.grow_in_place(older, word, twice),
                 None,
@@ -636,7 +637,7 @@ mod tests {
             core.dealloc(recent, full);
             assert_eq!(addr_of(&core), recent.addr().get());
             // An empty block at the cursor is the most recent block.
-            let nothing = Layout::new::<[u64; 0]>();
+            let nothing = Layout::from_size_align(0, 8).unwrap();
             let empty = core.bump(nothing, Known::TYPE).unwrap();
             assert_eq!(core.grow_in_place(empty, nothing, word), Some(empty));
             assert_eq!(addr_of(&core), empty.addr().get() + 8);

@@ -115,6 +115,40 @@ fn the_largest_unused_page_that_fits_takes_the_growing_buffer() {
     check_consistent(&arena);
 }
 
+/// Only a block that grows is a growing buffer: the most recent block moved to
+/// another page by a `grow` to its own size (a larger alignment, with no room in
+/// its page to realign) is placed by first fit, like any request.
+#[test]
+fn a_block_that_only_realigns_is_an_ordinary_request() {
+    let mut arena = OneWayAlloc::new();
+    for kib in [200, 900, 700] {
+        bytes(&arena, kib * KIB - header_size());
+    }
+    let before = sizes(&arena);
+    arena.reset();
+    // A block of 40 KiB + 8 bytes that ends exactly at the end of the first page:
+    // it starts 8 bytes past a multiple of 16.
+    let size = 40 * KIB + 8;
+    let room = before[0] - header_size();
+    bytes(&arena, room - size);
+    let a: &OneWayAlloc = &arena;
+    let old = Layout::from_size_align(size, 8).unwrap();
+    let block = a.allocate(old).unwrap().cast::<u8>();
+    assert_eq!(addr(block.as_ptr()) % 16, 8);
+    // SAFETY: `block` is the live block just allocated with `old`.
+    unsafe { block.as_ptr().write_bytes(0x5a, size) };
+    let new = Layout::from_size_align(size, 16).unwrap();
+    // SAFETY: `block` is the live block just allocated with `old`.
+    let moved = unsafe { a.grow(block, old, new) }.unwrap().cast::<u8>();
+    assert_eq!(addr(moved.as_ptr()) % 16, 0);
+    // First fit: the 200 KiB page, not the largest (900 KiB); nothing reordered.
+    assert_eq!(current_index(&arena), 1);
+    assert_eq!(sizes(&arena), before);
+    // SAFETY: `moved` is the live block of `size` bytes, its contents copied.
+    let copied = unsafe { core::slice::from_raw_parts(moved.as_ptr(), size) };
+    assert!(copied.iter().all(|&b| b == 0x5a));
+}
+
 #[test]
 fn ties_go_to_the_first_in_list_order() {
     let mut arena = OneWayAlloc::new();
