@@ -151,7 +151,7 @@ trap 'rm -f "$tmp"' EXIT
         bench+=(--save-baseline "$baseline")
         compare=(critcmp "$baseline" -g "'^([^/]+/)'" --list)
         echo
-        echo "## Criterion: harness/benches/alloc.rs"
+        echo "## Criterion: harness/benches/alloc/"
         echo
         printf '```sh\n%s\n%s\n```\n\n' "${bench[*]}" "${compare[*]}"
         echo "running ${bench[*]}" >&2

@@ -41,49 +41,40 @@ pub fn box_str_in<A: Allocator>(s: &str, alloc: A) -> Box<str, A> {
     unsafe { Box::from_raw_in(raw as *mut str, alloc) }
 }
 
-impl<'a> QueryAlloc<'a> for Global {
-    type Str = Box<str, Global>;
-    type Own<T: 'a> = Box<T, Global>;
-    fn keep_str(self, s: &str) -> Self::Str {
-        box_str_in(s, self)
-    }
-    fn keep<T: 'a>(self, value: T) -> Self::Own<T> {
-        Box::new_in(value, self)
-    }
+/// The heap allocators keep strings and values in `Box`es, freed one by one.
+macro_rules! heap_keeps {
+    ($($alloc:ty),* $(,)?) => {$(
+        impl<'a> QueryAlloc<'a> for $alloc {
+            type Str = Box<str, $alloc>;
+            type Own<T: 'a> = Box<T, $alloc>;
+            fn keep_str(self, s: &str) -> Self::Str {
+                box_str_in(s, self)
+            }
+            fn keep<T: 'a>(self, value: T) -> Self::Own<T> {
+                Box::new_in(value, self)
+            }
+        }
+    )*};
 }
 
-impl<'a> QueryAlloc<'a> for MiAlloc {
-    type Str = Box<str, MiAlloc>;
-    type Own<T: 'a> = Box<T, MiAlloc>;
-    fn keep_str(self, s: &str) -> Self::Str {
-        box_str_in(s, self)
-    }
-    fn keep<T: 'a>(self, value: T) -> Self::Own<T> {
-        Box::new_in(value, self)
-    }
+/// The arenas keep them with their own `alloc_str` and `alloc` (`[generics] type`).
+macro_rules! arena_keeps {
+    ($([$($generics:tt)*] $arena:ty),* $(,)?) => {$(
+        impl<'a, $($generics)*> QueryAlloc<'a> for &'a $arena {
+            type Str = &'a str;
+            type Own<T: 'a> = &'a mut T;
+            fn keep_str(self, s: &str) -> &'a str {
+                self.alloc_str(s)
+            }
+            fn keep<T: 'a>(self, value: T) -> &'a mut T {
+                self.alloc(value)
+            }
+        }
+    )*};
 }
 
-impl<'a, B: Allocator + 'a> QueryAlloc<'a> for &'a OneWayAlloc<B> {
-    type Str = &'a str;
-    type Own<T: 'a> = &'a mut T;
-    fn keep_str(self, s: &str) -> &'a str {
-        self.alloc_str(s)
-    }
-    fn keep<T: 'a>(self, value: T) -> &'a mut T {
-        self.alloc(value)
-    }
-}
-
-impl<'a> QueryAlloc<'a> for &'a bumpalo::Bump {
-    type Str = &'a str;
-    type Own<T: 'a> = &'a mut T;
-    fn keep_str(self, s: &str) -> &'a str {
-        self.alloc_str(s)
-    }
-    fn keep<T: 'a>(self, value: T) -> &'a mut T {
-        self.alloc(value)
-    }
-}
+heap_keeps!(Global, MiAlloc);
+arena_keeps!([B: Allocator + 'a] OneWayAlloc<B>, [] bumpalo::Bump, [] LinearBuffer);
 
 impl<'a> QueryAlloc<'a> for ScopeRef<'a> {
     type Str = &'a str;
@@ -93,17 +84,6 @@ impl<'a> QueryAlloc<'a> for ScopeRef<'a> {
     }
     fn keep<T: 'a>(self, value: T) -> &'a mut T {
         bump_scope::BumpBox::leak(self.0.alloc(value))
-    }
-}
-
-impl<'a> QueryAlloc<'a> for &'a LinearBuffer {
-    type Str = &'a str;
-    type Own<T: 'a> = &'a mut T;
-    fn keep_str(self, s: &str) -> &'a str {
-        self.alloc_str(s)
-    }
-    fn keep<T: 'a>(self, value: T) -> &'a mut T {
-        self.alloc(value)
     }
 }
 

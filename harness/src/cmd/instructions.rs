@@ -89,125 +89,128 @@ pub fn run(args: &Args) {
     let (op, n) = (args.op, args.n);
     let all = args.allocator == Which::All;
     if all || args.allocator == Which::Owa {
-        run_owa(op, n);
+        run_on::<onewayalloc::OneWayAlloc>(op, n);
     }
     if all || args.allocator == Which::Bumpalo {
-        run_bumpalo(op, n);
+        run_on::<bumpalo::Bump>(op, n);
     }
     if all || args.allocator == Which::BumpScope {
-        run_bump_scope(op, n);
+        run_on::<bump_scope::Bump>(op, n);
     }
 }
 
-fn run_owa(op: Op, n: usize) {
-    let mut arena = onewayalloc::OneWayAlloc::with_size_hint(ARENA_BYTES);
+/// What the ops call on each arena.
+// `alloc` returns a fresh block that nothing else reaches.
+#[allow(clippy::mut_from_ref)]
+trait Typed {
+    type Api<'a>: Allocator
+    where
+        Self: 'a;
+    fn with_bytes(bytes: usize) -> Self;
+    /// The typed `alloc`.
+    fn alloc<T>(&self, value: T) -> &mut T;
+    /// The arena's reset that keeps every chunk.
+    fn reset(&mut self);
+    /// The arena as an `allocator_api2` 0.2 allocator.
+    fn api(&self) -> Self::Api<'_>;
+    /// The pages or chunks it holds.
+    fn blocks(&mut self) -> usize;
+}
+
+/// `alloc`, `reset` and `api` of an arena whose own methods have those names and
+/// whose reference is its `Allocator`.
+macro_rules! own_calls {
+    () => {
+        #[inline(always)]
+        fn alloc<T>(&self, value: T) -> &mut T {
+            self.alloc(value)
+        }
+        #[inline(always)]
+        fn reset(&mut self) {
+            self.reset();
+        }
+        fn api(&self) -> &Self {
+            self
+        }
+    };
+}
+
+impl Typed for onewayalloc::OneWayAlloc {
+    type Api<'a> = &'a onewayalloc::OneWayAlloc;
+    fn with_bytes(bytes: usize) -> Self {
+        Self::with_size_hint(bytes)
+    }
+    own_calls!();
+    fn blocks(&mut self) -> usize {
+        self.stats().pages
+    }
+}
+
+impl Typed for bumpalo::Bump {
+    type Api<'a> = &'a bumpalo::Bump;
+    fn with_bytes(bytes: usize) -> Self {
+        Self::with_capacity(bytes)
+    }
+    own_calls!();
+    fn blocks(&mut self) -> usize {
+        self.iter_allocated_chunks().count()
+    }
+}
+
+impl Typed for bump_scope::Bump {
+    type Api<'a> = compat::BumpScopeApi2<'a>;
+    fn with_bytes(bytes: usize) -> Self {
+        Self::with_size(bytes)
+    }
+    #[inline(always)]
+    fn alloc<T>(&self, value: T) -> &mut T {
+        bump_scope::BumpBox::leak(self.alloc(value))
+    }
+    #[inline(always)]
+    fn reset(&mut self) {
+        self.reset_to_start();
+    }
+    fn api(&self) -> compat::BumpScopeApi2<'_> {
+        compat::BumpScopeApi2(self)
+    }
+    fn blocks(&mut self) -> usize {
+        self.stats().count()
+    }
+}
+
+fn run_on<A: Typed>(op: Op, n: usize) {
+    let mut arena = A::with_bytes(ARENA_BYTES);
     match op {
         Op::Noop => noop(n),
         Op::Reset => {
             arena.alloc(1u64);
-            owa_reset(&mut arena, n);
+            reset(&mut arena, n);
         }
-        Op::AllocU8 => owa_alloc_u8(&arena, n),
-        Op::AllocU32 => owa_alloc_u32(&arena, n),
-        _ => run_allocator(&&arena, op, n),
+        Op::AllocU8 => alloc_u8(&arena, n),
+        Op::AllocU32 => alloc_u32(&arena, n),
+        _ => run_allocator(&arena.api(), op, n),
     }
-    assert_eq!(arena.stats().pages, 1, "the op left the first page");
+    assert_eq!(arena.blocks(), 1, "the op left the first page or chunk");
 }
 
 #[inline(never)]
-fn owa_reset(arena: &mut onewayalloc::OneWayAlloc, n: usize) {
+fn reset<A: Typed>(arena: &mut A, n: usize) {
     for _ in 0..n {
         black_box(&mut *arena).reset();
     }
 }
 
 #[inline(never)]
-fn owa_alloc_u8(arena: &onewayalloc::OneWayAlloc, n: usize) {
+fn alloc_u8<A: Typed>(arena: &A, n: usize) {
     for _ in 0..n {
         black_box(arena.alloc(black_box(1u8)));
     }
 }
 
 #[inline(never)]
-fn owa_alloc_u32(arena: &onewayalloc::OneWayAlloc, n: usize) {
+fn alloc_u32<A: Typed>(arena: &A, n: usize) {
     for _ in 0..n {
         black_box(arena.alloc(black_box(1u32)));
-    }
-}
-
-fn run_bumpalo(op: Op, n: usize) {
-    let mut bump = bumpalo::Bump::with_capacity(ARENA_BYTES);
-    match op {
-        Op::Noop => noop(n),
-        Op::Reset => {
-            bump.alloc(1u64);
-            bumpalo_reset(&mut bump, n);
-        }
-        Op::AllocU8 => bumpalo_alloc_u8(&bump, n),
-        Op::AllocU32 => bumpalo_alloc_u32(&bump, n),
-        _ => run_allocator(&&bump, op, n),
-    }
-    assert_eq!(
-        bump.iter_allocated_chunks().count(),
-        1,
-        "the op left the chunk"
-    );
-}
-
-#[inline(never)]
-fn bumpalo_reset(bump: &mut bumpalo::Bump, n: usize) {
-    for _ in 0..n {
-        black_box(&mut *bump).reset();
-    }
-}
-
-#[inline(never)]
-fn bumpalo_alloc_u8(bump: &bumpalo::Bump, n: usize) {
-    for _ in 0..n {
-        black_box(bump.alloc(black_box(1u8)));
-    }
-}
-
-#[inline(never)]
-fn bumpalo_alloc_u32(bump: &bumpalo::Bump, n: usize) {
-    for _ in 0..n {
-        black_box(bump.alloc(black_box(1u32)));
-    }
-}
-
-fn run_bump_scope(op: Op, n: usize) {
-    let mut bump: bump_scope::Bump = bump_scope::Bump::with_size(ARENA_BYTES);
-    match op {
-        Op::Noop => noop(n),
-        Op::Reset => {
-            bump.alloc(1u64);
-            bump_scope_reset(&mut bump, n);
-        }
-        Op::AllocU8 => bump_scope_alloc_u8(&bump, n),
-        Op::AllocU32 => bump_scope_alloc_u32(&bump, n),
-        _ => run_allocator(&compat::BumpScopeApi2(&bump), op, n),
-    }
-    assert_eq!(bump.stats().count(), 1, "the op left the first chunk");
-}
-
-#[inline(never)]
-fn bump_scope_reset(bump: &mut bump_scope::Bump, n: usize) {
-    for _ in 0..n {
-        black_box(&mut *bump).reset_to_start();
-    }
-}
-
-#[inline(never)]
-fn bump_scope_alloc_u8(bump: &bump_scope::Bump, n: usize) {
-    for _ in 0..n {
-        black_box(bump.alloc(black_box(1u8)).into_mut());
-    }
-}
-
-#[inline(never)]
-fn bump_scope_alloc_u32(bump: &bump_scope::Bump, n: usize) {
-    for _ in 0..n {
-        black_box(bump.alloc(black_box(1u32)).into_mut());
     }
 }
 

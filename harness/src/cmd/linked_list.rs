@@ -23,10 +23,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use onewayalloc::OneWayAlloc;
-use onewayalloc_harness::contenders::{
-    Arena, Malloc, Mimalloc, ScopeReset, ScopeResetToStart, warm_up,
-};
+use onewayalloc_harness::contenders::{Agreement, Arena, Build, Contender, rotations, warm_up};
 use onewayalloc_harness::linear::LinearBuffer;
 use onewayalloc_harness::output::{Out, Table, median, met, times};
 use onewayalloc_harness::progress;
@@ -145,64 +142,27 @@ impl<S: Arena> Runner for Rounds<S> {
     }
 }
 
-fn rounds<S: Arena + 'static>(arena: S) -> Box<dyn Runner> {
-    Box::new(Rounds(arena))
+/// Builds a [`Runner`] of a contender.
+struct Runners;
+
+impl Build for Runners {
+    type Output = Box<dyn Runner>;
+    fn build<S: Arena + 'static>(self, arena: S) -> Box<dyn Runner> {
+        Box::new(Rounds(arena))
+    }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Box,
-    Owa,
-    Linear,
-    Other,
-}
+/// The contenders, the reference (`Box` on malloc) first.
+const CONTENDERS: [Contender; 7] = Contender::ALL;
 
-struct Contender {
-    name: &'static str,
-    kind: Kind,
-    make: fn(usize) -> Box<dyn Runner>,
+/// The name of a contender in the table: the heap allocators keep each node in a `Box`.
+fn label(contender: Contender) -> &'static str {
+    match contender {
+        Contender::Malloc => "Box (glibc malloc)",
+        Contender::Mimalloc => "Box (mimalloc)",
+        other => other.name(),
+    }
 }
-
-const CONTENDERS: [Contender; 7] = [
-    Contender {
-        name: "Box (glibc malloc)",
-        kind: Kind::Box,
-        make: |_| rounds(Malloc),
-    },
-    Contender {
-        name: "Box (mimalloc)",
-        kind: Kind::Other,
-        make: |_| rounds(Mimalloc),
-    },
-    Contender {
-        name: "bumpalo (reset)",
-        kind: Kind::Other,
-        make: |_| rounds(bumpalo::Bump::new()),
-    },
-    Contender {
-        name: "bump-scope (reset)",
-        kind: Kind::Other,
-        make: |_| rounds(ScopeReset(bump_scope::Bump::new())),
-    },
-    Contender {
-        name: "bump-scope (reset_to_start)",
-        kind: Kind::Other,
-        make: |_| rounds(ScopeResetToStart(bump_scope::Bump::new())),
-    },
-    Contender {
-        name: "onewayalloc",
-        kind: Kind::Owa,
-        make: |_| rounds(OneWayAlloc::new()),
-    },
-    Contender {
-        name: "linear buffer",
-        kind: Kind::Linear,
-        make: |nodes| {
-            let node = std::mem::size_of::<Node<'static, &'static LinearBuffer>>();
-            rounds(LinearBuffer::new(nodes * node + 4096))
-        },
-    },
-];
 
 pub fn run(args: &Args) {
     let nodes = args
@@ -219,28 +179,27 @@ pub fn run(args: &Args) {
 
     warm_up();
     let n = CONTENDERS.len();
-    let mut runners: Vec<_> = CONTENDERS.iter().map(|c| (c.make)(nodes)).collect();
+    let node = std::mem::size_of::<Node<'static, &'static LinearBuffer>>();
+    let linear_bytes = nodes * node + 4096;
+    let mut runners: Vec<_> = CONTENDERS
+        .iter()
+        .map(|c| c.build(linear_bytes, Runners))
+        .collect();
     let mut cold = vec![Phases::default(); n];
     let mut warm = vec![Vec::with_capacity(rounds_wanted); n];
-    let mut expected = None;
+    let mut sums = Agreement::new(1);
     let progress = progress::bar(n * (rounds_wanted + 1), "rounds");
     progress.set_message("linked list");
-    for r in 0..=rounds_wanted {
-        for k in 0..n {
-            let i = (r + k) % n;
-            let (phases, sum) = runners[i].round(nodes, &payloads);
-            progress.inc(1);
-            assert_eq!(
-                sum,
-                *expected.get_or_insert(sum),
-                "{} walked a different list",
-                CONTENDERS[i].name
-            );
-            if r == 0 {
-                cold[i] = phases;
-            } else {
-                warm[i].push(phases);
-            }
+    for (r, i) in rotations(rounds_wanted + 1, n) {
+        let (phases, sum) = runners[i].round(nodes, &payloads);
+        progress.inc(1);
+        sums.check(0, sum, || {
+            format!("{} walked a different list", label(CONTENDERS[i]))
+        });
+        if r == 0 {
+            cold[i] = phases;
+        } else {
+            warm[i].push(phases);
         }
     }
     progress.finish_and_clear();
@@ -259,8 +218,8 @@ pub fn run(args: &Args) {
             }
         })
         .collect();
-    let find = |kind| CONTENDERS.iter().position(|c| c.kind == kind);
-    let (boxed, linear) = (find(Kind::Box), find(Kind::Linear));
+    let find = |contender| CONTENDERS.iter().position(|&c| c == contender);
+    let (boxed, linear) = (find(Contender::Malloc), find(Contender::Linear));
     let ratio = |i: usize, of: Option<usize>| {
         of.map_or("-".into(), |j| {
             times(medians[i].total().as_secs_f64() / medians[j].total().as_secs_f64())
@@ -280,7 +239,7 @@ pub fn run(args: &Args) {
     for (i, c) in CONTENDERS.iter().enumerate() {
         let m = medians[i];
         table.row(vec![
-            c.name.to_string(),
+            label(*c).to_string(),
             format!("{:.2}", per_node(m.create)),
             format!("{:.2}", per_node(m.walk)),
             format!("{:.2}", per_node(m.release)),
@@ -297,7 +256,9 @@ pub fn run(args: &Args) {
     ));
     out.table(&table);
 
-    if let (true, Some(o), Some(b), Some(l)) = (args.notes, find(Kind::Owa), boxed, linear) {
+    if let (true, Some(o), Some(b), Some(l)) =
+        (args.notes, find(Contender::OneWayAlloc), boxed, linear)
+    {
         let speedup = medians[b].total().as_secs_f64() / medians[o].total().as_secs_f64();
         let create = medians[b].create.as_secs_f64() / medians[o].create.as_secs_f64();
         let vs_linear = medians[o].total().as_secs_f64() / medians[l].total().as_secs_f64();
