@@ -7,6 +7,8 @@
 //!   bump-scope, onewayalloc), listed once, behind one `Arena` trait, and the order
 //!   and the result check of an interleaved run;
 //! - [`worker`]: a contender's allocator running queries and what it used;
+//! - [`timings`]: the columns of Netdata's table;
+//! - [`json`]: the context query's answer as JSON (the HTTP experiment's body);
 //! - [`linear`]: the pre-faulted linear buffer, the speed-of-light reference;
 //! - [`compat`]: mimalloc and bump-scope as `allocator_api2` 0.2 allocators;
 //! - [`output`], [`chart`], [`progress`]: tables, the SVG chart, the progress bar.
@@ -17,8 +19,10 @@
 pub mod chart;
 pub mod compat;
 pub mod contenders;
+pub mod json;
 pub mod linear;
 pub mod output;
 pub mod progress;
 pub mod query;
+pub mod timings;
 pub mod worker;

@@ -1,6 +1,7 @@
 //! The subcommands, one module each, and the options they share.
 
 pub mod context_query;
+pub mod http;
 pub mod instructions;
 pub mod linked_list;
 pub mod reuse;

@@ -10,6 +10,7 @@ use onewayalloc_harness::contenders::{Agreement, Contender, rotations, run_query
 use onewayalloc_harness::linear::LinearBuffer;
 use onewayalloc_harness::output::median;
 use onewayalloc_harness::query::Database;
+pub(super) use onewayalloc_harness::timings::Timings;
 use onewayalloc_harness::worker::{Memory, Worker, worker};
 
 /// The contenders, the reference (malloc) first.
@@ -25,30 +26,6 @@ pub(super) struct Setup {
 impl Setup {
     fn worker(&self, contender: Contender) -> Box<dyn Worker> {
         worker(contender, self.linear_capacity)
-    }
-}
-
-/// The columns of Netdata's table for one contender in one mode.
-#[derive(Clone, Default)]
-pub(super) struct Timings {
-    pub(super) transactions: usize,
-    /// Sequential: the sum of the query times; parallel: the batch's wall time.
-    pub(super) complete: Duration,
-    pub(super) response_sum: Duration,
-    pub(super) min: Option<Duration>,
-    pub(super) max: Duration,
-}
-
-impl Timings {
-    fn add_response(&mut self, t: Duration) {
-        self.transactions += 1;
-        self.response_sum += t;
-        self.min = Some(self.min.map_or(t, |m| m.min(t)));
-        self.max = self.max.max(t);
-    }
-
-    pub(super) fn rate(&self) -> f64 {
-        self.transactions as f64 / self.complete.as_secs_f64()
     }
 }
 

@@ -25,29 +25,18 @@ fn best_other_arena(all: &[Timings]) -> Vec<Option<(usize, f64)>> {
 }
 
 pub(super) fn timings_table(all: &[Timings]) -> Table {
-    let mut table = Table::new(&[
-        "allocator",
-        "time to\ncomplete",
-        "rate\n(per s)",
-        "average\nresponse",
-        "min\nresponse",
-        "max\nresponse",
-        "vs\nmalloc",
-        "vs best\nother arena",
-    ]);
+    let mut header = vec!["allocator"];
+    header.extend(Timings::HEADER);
+    header.extend(["vs\nmalloc", "vs best\nother arena"]);
+    let mut table = Table::new(&header);
     let reference = all[0].rate();
     let best = best_other_arena(all);
     for ((c, t), best) in CONTENDERS.iter().zip(all).zip(best) {
-        table.row(vec![
-            c.name().to_string(),
-            fmt_duration(t.complete),
-            format!("{:.2}", t.rate()),
-            fmt_duration(t.response_sum / t.transactions.max(1) as u32),
-            fmt_duration(t.min.unwrap_or_default()),
-            fmt_duration(t.max),
-            times(t.rate() / reference),
-            best.map_or("-".into(), |(_, rate)| times(t.rate() / rate)),
-        ]);
+        let mut row = vec![c.name().to_string()];
+        row.extend(t.cells());
+        row.push(times(t.rate() / reference));
+        row.push(best.map_or("-".into(), |(_, rate)| times(t.rate() / rate)));
+        table.row(row);
     }
     table
 }
