@@ -25,11 +25,11 @@ use std::time::{Duration, Instant};
 
 use onewayalloc_harness::contenders::{Agreement, Arena, Build, Contender, rotations, warm_up};
 use onewayalloc_harness::linear::LinearBuffer;
-use onewayalloc_harness::output::{Out, Table, median, met, times};
+use onewayalloc_harness::output::{Table, median, met, times};
 use onewayalloc_harness::progress;
 use onewayalloc_harness::query::QueryAlloc;
 
-use super::positive;
+use super::{ReportArgs, positive};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -44,12 +44,8 @@ pub struct Args {
     /// --quick: 5]
     #[arg(long, value_name = "N", value_parser = positive())]
     rounds: Option<usize>,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
-    /// Add the benchmark notes: onewayalloc's targets (met or missed)
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 const PAYLOAD: usize = 24;
@@ -169,9 +165,7 @@ pub fn run(args: &Args) {
         .nodes
         .unwrap_or(if args.quick { 100_000 } else { 1_000_000 });
     let rounds_wanted = args.rounds.unwrap_or(if args.quick { 5 } else { 10 });
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let out = args.report.out();
     let payloads: Vec<Vec<u8>> = (0..64)
         .map(|i| format!("payload {i:02} {}", "x".repeat(i % 12)).into_bytes())
         .collect();
@@ -256,9 +250,12 @@ pub fn run(args: &Args) {
     ));
     out.table(&table);
 
-    if let (true, Some(o), Some(b), Some(l)) =
-        (args.notes, find(Contender::OneWayAlloc), boxed, linear)
-    {
+    if let (true, Some(o), Some(b), Some(l)) = (
+        args.report.notes,
+        find(Contender::OneWayAlloc),
+        boxed,
+        linear,
+    ) {
         let speedup = medians[b].total().as_secs_f64() / medians[o].total().as_secs_f64();
         let create = medians[b].create.as_secs_f64() / medians[o].create.as_secs_f64();
         let vs_linear = medians[o].total().as_secs_f64() / medians[l].total().as_secs_f64();

@@ -8,6 +8,7 @@ pub mod reuse;
 
 use clap::Arg;
 use clap::builder::RangedU64ValueParser;
+use onewayalloc_harness::output::Out;
 use onewayalloc_harness::query::Database;
 
 /// Parses a number of at least 1.
@@ -35,6 +36,26 @@ pub struct QuerySizes {
     /// Points per dimension
     #[arg(long, value_name = "N", value_parser = positive(), default_value_t = 30)]
     pub points: usize,
+}
+
+/// How an experiment prints: text or Markdown, with or without its benchmark notes
+/// (each experiment says what its notes are with `mut_arg("notes", ...)`).
+#[derive(clap::Args, Clone, Copy)]
+pub struct ReportArgs {
+    /// Print Markdown instead of text
+    #[arg(long)]
+    pub markdown: bool,
+    /// Add the benchmark notes: onewayalloc's targets (met or missed)
+    #[arg(long)]
+    pub notes: bool,
+}
+
+impl ReportArgs {
+    pub fn out(self) -> Out {
+        Out {
+            markdown: self.markdown,
+        }
+    }
 }
 
 /// Queries, charts and dimensions per chart.

@@ -23,11 +23,11 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{AllocError, Allocator, Global};
 use onewayalloc_harness::contenders::{Agreement, Contender};
-use onewayalloc_harness::output::{Out, Table, met, mib};
+use onewayalloc_harness::output::{Table, met, mib};
 use onewayalloc_harness::progress;
 use onewayalloc_harness::worker::{Worker, tracked, worker};
 
-use super::{QuerySizes, Sizes, sizes_help};
+use super::{QuerySizes, ReportArgs, Sizes, sizes_help};
 use crate::counting;
 
 /// The full sizes: 1000 queries of 200 charts x 50 dimensions.
@@ -47,12 +47,8 @@ const QUICK: Sizes = Sizes::new(100, 50, 20);
 pub struct Args {
     #[command(flatten)]
     sizes: QuerySizes,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
-    /// Add the benchmark notes: onewayalloc's targets (met or missed)
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 /// Calls into the arena's own backing allocator.
@@ -167,9 +163,7 @@ pub fn run(args: &Args) {
     let sizes = args.sizes.resolve(FULL, QUICK);
     let (queries, charts, dims) = (sizes.queries, sizes.charts, sizes.dims);
     let points = args.sizes.points;
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let out = args.report.out();
     counting::start();
     let db = args.sizes.database(sizes);
     out.para(&format!(
@@ -263,7 +257,7 @@ pub fn run(args: &Args) {
     for fact in facts {
         out.para(&fact);
     }
-    if args.notes {
+    if args.report.notes {
         for target in targets {
             out.para(&target);
         }

@@ -36,10 +36,9 @@ use std::sync::OnceLock;
 use std::thread;
 
 use onewayalloc_harness::contenders::{rotations, warm_up};
-use onewayalloc_harness::output::Out;
 use onewayalloc_harness::{chart, progress};
 
-use super::{QuerySizes, Sizes, positive, sizes_help};
+use super::{QuerySizes, ReportArgs, Sizes, positive, sizes_help};
 use measure::{CONTENDERS, Setup, Timings, first_queries, linear_capacity, parallel, sequential};
 use report::{memory_notes, memory_table, owa_peers, throughput_targets, timings_table};
 
@@ -51,6 +50,9 @@ const QUICK: Sizes = Sizes::new(64, 200, 100);
 const FULL: Sizes = Sizes::new(256, 1000, 100);
 
 #[derive(clap::Args, Clone)]
+#[command(mut_arg("notes", |a| a.help(
+    "Add the benchmark notes: onewayalloc's targets (met or missed) and its pages"
+)))]
 #[command(mut_args = sizes_help(
     "Small sizes, a run of a few seconds: 64 queries of 200 charts x 100 dimensions, 3 \
      first-query trials (sizes given explicitly still apply)",
@@ -71,15 +73,11 @@ pub struct Args {
     /// [default: 5; with --quick: 3]
     #[arg(long, value_name = "N", value_parser = positive())]
     trials: Option<usize>,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
     /// Also write a chart of the rates over malloc's to this SVG file
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
-    /// Add the benchmark notes: onewayalloc's targets (met or missed) and its pages
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 pub fn run(args: &Args) {
@@ -90,9 +88,7 @@ pub fn run(args: &Args) {
     let threads = args
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(2, |n| n.get()));
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let out = args.report.out();
 
     warm_up();
     // `thread::scope` gives this thread a `Thread` handle that std keeps until exit
@@ -166,7 +162,7 @@ pub fn run(args: &Args) {
          allocator and query.",
         owa_peers(&seq, &par)
     ));
-    if args.notes && !onewayalloc::SEPARATE_BLOCKS {
+    if args.report.notes && !onewayalloc::SEPARATE_BLOCKS {
         out.para(&throughput_targets(&seq, &par));
     }
 
@@ -178,7 +174,7 @@ pub fn run(args: &Args) {
          peak used come from the sequential run's allocator; bumpalo does not report what it \
          has used."
     ));
-    if args.notes && !onewayalloc::SEPARATE_BLOCKS {
+    if args.report.notes && !onewayalloc::SEPARATE_BLOCKS {
         memory_notes(out, &first, &memory);
     }
 

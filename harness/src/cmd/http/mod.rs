@@ -28,11 +28,11 @@ use bytes::Bytes;
 use indicatif::ProgressBar;
 use onewayalloc::allocator_api2::alloc::Global;
 use onewayalloc_harness::contenders::{Agreement, rotations};
-use onewayalloc_harness::output::{Out, met, times};
+use onewayalloc_harness::output::{met, times};
 use onewayalloc_harness::progress;
 use onewayalloc_harness::query::Database;
 
-use super::{QuerySizes, Sizes, positive, sizes_help};
+use super::{QuerySizes, ReportArgs, Sizes, positive, sizes_help};
 use report::{Measured, memory_table, timings_table};
 pub use server::{ServerArgs, serve};
 use strategy::Strategy;
@@ -44,6 +44,9 @@ const QUICK: Sizes = Sizes::new(64, 200, 100);
 const FULL: Sizes = Sizes::new(256, 1000, 100);
 
 #[derive(clap::Args)]
+#[command(mut_arg("notes", |a| a.help(
+    "Add the benchmark notes: the pool's targets (met or missed)"
+)))]
 #[command(mut_args = sizes_help(
     "Small sizes, a run of seconds: 64 queries of 200 charts x 100 dimensions, one round \
      (sizes given explicitly still apply)",
@@ -61,12 +64,8 @@ pub struct Args {
     /// [default: 2; with --quick: 1]
     #[arg(long, value_name = "N", value_parser = positive())]
     rounds: Option<usize>,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
-    /// Add the benchmark notes: the pool's targets (met or missed)
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 /// How long a server may live, whatever happens.
@@ -79,9 +78,7 @@ pub fn run(args: &Args) {
     let threads = args
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(2, |n| n.get()));
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let out = args.report.out();
     let db = args.sizes.database(sizes);
     out.para(&format!(
         "Context query over HTTP: {} charts x {} dimensions = {} dimensions, {} points each, \
@@ -161,7 +158,7 @@ pub fn run(args: &Args) {
     if rounds > 1 {
         out.para(&round_ratios(&strategies, &parallel_rates));
     }
-    if args.notes {
+    if args.report.notes {
         out.para(&targets(&strategies, &best));
     }
 }
