@@ -82,6 +82,7 @@ pub fn serve(args: &ServerArgs) {
     let shared = Arc::new(Shared {
         strategy: args.strategy,
         db: Database::new(args.charts, args.dims, args.points),
+        pool: args.strategy.pool(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.threads)
@@ -189,6 +190,7 @@ fn memory_line(shared: &Shared) -> String {
 }
 
 /// The pool's idle arenas and bytes (0 and 0 for the strategies without a pool).
-fn pool_idle(_shared: &Shared) -> (usize, usize) {
-    (0, 0)
+fn pool_idle(shared: &Shared) -> (usize, usize) {
+    let stats = shared.pool.stats();
+    (stats.idle_arenas, stats.idle_bytes)
 }

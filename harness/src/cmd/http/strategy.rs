@@ -11,8 +11,8 @@ use std::ops::Deref;
 
 use bytes::Bytes;
 use clap::ValueEnum;
-use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::Global;
+use onewayalloc::{OneWayAlloc, Pool};
 use onewayalloc_harness::contenders::ScopeRef;
 use onewayalloc_harness::json::write_answer;
 use onewayalloc_harness::query::{Database, QueryAlloc, answer};
@@ -22,6 +22,11 @@ use onewayalloc_harness::query::{Database, QueryAlloc, answer};
 pub enum Strategy {
     /// The global allocator (glibc's malloc): every block allocated and freed alone.
     Malloc,
+    /// An arena from a `onewayalloc::Pool` shared by the workers, whose `keep` holds
+    /// a whole query's pages ([`POOL_KEEP`]).
+    Pool,
+    /// An arena from a `Pool::new()` (keeps 4 MiB beyond the first page).
+    PoolDefaults,
     /// `onewayalloc::with_scratch`: each worker thread's retained arena.
     Scratch,
     /// A `OneWayAlloc` created and dropped per request, as Netdata does.
@@ -34,8 +39,10 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, malloc (the reference of the ratios) first.
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Malloc,
+        Strategy::Pool,
+        Strategy::PoolDefaults,
         Strategy::Scratch,
         Strategy::PerRequest,
         Strategy::Bumpalo,
@@ -46,6 +53,8 @@ impl Strategy {
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Malloc => "malloc (glibc)",
+            Strategy::Pool => "Pool (keep 64 MiB)",
+            Strategy::PoolDefaults => "Pool (defaults)",
             Strategy::Scratch => "with_scratch",
             Strategy::PerRequest => "arena per request",
             Strategy::Bumpalo => "bumpalo per worker",
@@ -55,7 +64,16 @@ impl Strategy {
 
     /// Whether its arenas come from a `Pool`.
     pub fn uses_pool(self) -> bool {
-        false
+        matches!(self, Strategy::Pool | Strategy::PoolDefaults)
+    }
+
+    /// The pool a server of this strategy shares between its workers (unused by the
+    /// strategies without one).
+    pub fn pool(self) -> Pool {
+        match self {
+            Strategy::Pool => Pool::new().keep(POOL_KEEP),
+            _ => Pool::new(),
+        }
     }
 
     /// The value of `--strategy` that selects it.
@@ -65,6 +83,11 @@ impl Strategy {
             .unwrap_or_default()
     }
 }
+
+/// The `keep` of the [`Strategy::Pool`] pool: more than the 39 MiB of pages a query
+/// of 1000 charts x 100 dimensions holds, so that an arena comes back with all of
+/// them. (Its `max_idle`, 16 by default, is more than the workers.)
+pub const POOL_KEEP: usize = 64 << 20;
 
 /// An allocator a request can write its JSON body into: a string type of its own
 /// that takes `fmt::Write`.
@@ -123,6 +146,7 @@ thread_local! {
 pub struct Shared {
     pub strategy: Strategy,
     pub db: Database,
+    pub pool: Pool,
 }
 
 /// The response body to the query with `seed`, with `shared.strategy`'s memory.
@@ -130,6 +154,7 @@ pub fn respond(shared: &Shared, seed: usize) -> Bytes {
     let db = &shared.db;
     match shared.strategy {
         Strategy::Malloc => body_in(Global, db, seed),
+        Strategy::Pool | Strategy::PoolDefaults => body_in(&*shared.pool.get(), db, seed),
         Strategy::Scratch => onewayalloc::with_scratch(|arena| body_in(&*arena, db, seed)),
         Strategy::PerRequest => body_in(&OneWayAlloc::new(), db, seed),
         Strategy::Bumpalo => BUMPALO.with_borrow_mut(|bump| {
