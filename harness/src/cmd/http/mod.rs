@@ -64,6 +64,10 @@ pub struct Args {
     /// [default: 2; with --quick: 1]
     #[arg(long, value_name = "N", value_parser = positive())]
     rounds: Option<usize>,
+    /// Only these strategies, comma-separated (malloc, the reference, always runs)
+    /// [default: all]
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    strategies: Vec<Strategy>,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -93,7 +97,12 @@ pub fn run(args: &Args) {
         if rounds == 1 { "" } else { "s" },
     ));
 
-    let strategies = Strategy::ALL;
+    let strategies: Vec<Strategy> = Strategy::ALL
+        .into_iter()
+        .filter(|&s| {
+            s == Strategy::Malloc || args.strategies.is_empty() || args.strategies.contains(&s)
+        })
+        .collect();
     let n = strategies.len();
     let per_run = threads + 2 * queries;
     let progress = progress::bar(rounds * n * per_run, "requests");

@@ -20,20 +20,20 @@ use onewayalloc_harness::query::{Database, QueryAlloc, answer};
 /// How a request gets its memory.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 pub enum Strategy {
-    /// The global allocator (glibc's malloc): every block allocated and freed alone.
+    /// The global allocator (glibc's malloc): every block allocated and freed alone
     Malloc,
-    /// An arena from a `onewayalloc::Pool` shared by the workers, whose `keep` holds
-    /// a whole query's pages ([`POOL_KEEP`]).
+    /// An arena from a `onewayalloc::Pool` shared by the workers, whose `keep` (64 MiB)
+    /// holds a whole query's pages
     Pool,
-    /// An arena from a `Pool::new()` (keeps 4 MiB beyond the first page).
+    /// An arena from a `Pool::new()` (keeps 4 MiB beyond the first page)
     PoolDefaults,
-    /// `onewayalloc::with_scratch`: each worker thread's retained arena.
+    /// `onewayalloc::with_scratch`: each worker thread's retained arena
     Scratch,
-    /// A `OneWayAlloc` created and dropped per request, as Netdata does.
+    /// A `OneWayAlloc` created and dropped per request, as Netdata does
     PerRequest,
-    /// A bumpalo `Bump` per worker thread, reset after each request.
+    /// A bumpalo `Bump` per worker thread, reset after each request
     Bumpalo,
-    /// A bump-scope `Bump` per worker thread, reset after each request.
+    /// A bump-scope `Bump` per worker thread, reset after each request
     BumpScope,
 }
 
