@@ -136,6 +136,7 @@ mod scope;
 mod scratch;
 #[cfg(onewayalloc_separate_blocks)]
 mod separate;
+mod slices;
 mod stats;
 
 /// The allocation state behind every arena: pages and a bump cursor, or in
