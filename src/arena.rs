@@ -538,9 +538,9 @@ impl<A: Allocator> OneWayAlloc<A> {
     fn alloc_slice_fill_with_in<E: Failure, T>(
         &self,
         len: usize,
-        mut f: impl FnMut(usize) -> T,
+        f: impl FnMut(usize) -> T,
     ) -> Result<&mut [T], E> {
-        self.fill_slice_in(len, |i| Some(f(i)))
+        self.fill_slice_in(len, (0..len).map(f))
     }
 
     /// Allocates a block for `layout` and returns its start, uninitialized. Any

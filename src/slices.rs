@@ -16,6 +16,7 @@
 #![allow(clippy::mut_from_ref)]
 
 use core::alloc::Layout;
+use core::iter;
 use core::mem::{self, ManuallyDrop, MaybeUninit};
 use core::ptr::{self, NonNull};
 
@@ -77,7 +78,7 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     #[inline(always)]
     fn alloc_slice_clone_in<E: Failure, T: Clone>(&self, src: &[T]) -> Result<&mut [T], E> {
-        self.fill_slice_in(src.len(), |i| src.get(i).cloned())
+        self.fill_slice_in(src.len(), src.iter().cloned())
     }
 
     /// Allocates a slice of `len` copies of `value`: bumpalo's `alloc_slice_fill_copy`.
@@ -126,7 +127,7 @@ impl<A: Allocator> OneWayAlloc<A> {
         len: usize,
         value: T,
     ) -> Result<&mut [T], E> {
-        self.fill_slice_in(len, |_| Some(value))
+        self.fill_slice_in(len, iter::repeat_n(value, len))
     }
 
     /// Allocates a slice of `len` clones of `value`: bumpalo's
@@ -178,7 +179,7 @@ impl<A: Allocator> OneWayAlloc<A> {
         len: usize,
         value: &T,
     ) -> Result<&mut [T], E> {
-        self.fill_slice_in(len, |_| Some(value.clone()))
+        self.fill_slice_in(len, (0..len).map(|_| value.clone()))
     }
 
     /// Allocates a slice of `len` elements, each `T::default()`: bumpalo's
@@ -227,7 +228,7 @@ impl<A: Allocator> OneWayAlloc<A> {
         &self,
         len: usize,
     ) -> Result<&mut [T], E> {
-        self.fill_slice_in(len, |_| Some(T::default()))
+        self.fill_slice_in(len, (0..len).map(|_| T::default()))
     }
 
     /// Allocates a slice of the items of an iterator whose length is known up front
@@ -291,29 +292,26 @@ impl<A: Allocator> OneWayAlloc<A> {
         I: IntoIterator<Item = T>,
         I::IntoIter: ExactSizeIterator,
     {
-        let mut iter = iter.into_iter();
-        self.fill_slice_in(iter.len(), |_| iter.next())
+        let iter = iter.into_iter();
+        self.fill_slice_in(iter.len(), iter)
     }
 
-    /// The one writer of every slice filled element by element: allocates `len`
-    /// elements, then writes `next(i)` as the `i`-th. `next` returns `None` only for
-    /// an iterator that ran dry, which panics. On any panic the [`Filling`] guard
-    /// drops the elements written and gives the block back.
+    /// Every slice filled element by element: allocates `len` elements, then
+    /// writes the first `len` items of `items` into them. Only the iterator of
+    /// `alloc_slice_fill_iter` can run dry before that, which panics. On any panic
+    /// the [`Filling`] guard drops the elements written and gives the block back.
     #[inline(always)]
     pub(crate) fn fill_slice_in<E: Failure, T>(
         &self,
         len: usize,
-        mut next: impl FnMut(usize) -> Option<T>,
+        items: impl Iterator<Item = T>,
     ) -> Result<&mut [T], E> {
         let layout = Layout::array::<T>(len).map_err(|_| E::overflow())?;
         let block = self.core().alloc::<E>(layout, Known::ALIGN)?.cast::<T>();
         let mut filling = Filling::new(self, block, layout, len);
-        while filling.written < len {
-            let Some(value) = next(filling.written) else {
-                iterator_ran_dry(filling.written, len)
-            };
-            // SAFETY: `written < len`, and the block has room for `len` elements.
-            unsafe { filling.push_unchecked(value) };
+        filling.write_from(items, len);
+        if filling.written < len {
+            iterator_ran_dry(filling.written, len);
         }
         Ok(filling.finish())
     }
@@ -397,19 +395,34 @@ impl<A: Allocator> OneWayAlloc<A> {
         &self,
         iter: impl IntoIterator<Item = T>,
     ) -> Result<&mut [T], E> {
-        let iter = iter.into_iter();
+        let mut iter = iter.into_iter();
         let (lower, _) = iter.size_hint();
         let layout = Layout::array::<T>(lower).map_err(|_| E::overflow())?;
         let block = self.core().alloc::<E>(layout, Known::ALIGN)?.cast::<T>();
-        let mut filling = Filling::new(self, block, layout, lower);
-        for value in iter {
+        // Zero-sized items take no room: the block never grows for them.
+        let capacity = if mem::size_of::<T>() == 0 {
+            usize::MAX
+        } else {
+            lower
+        };
+        let mut filling = Filling::new(self, block, layout, capacity);
+        // The items the size hint promised first, in the writer loop (which the
+        // compiler vectorizes when the hint is exact), ...
+        filling.write_from(iter.by_ref(), lower);
+        if filling.written < lower {
+            // The iterator ran dry (it is not asked again).
+            return Ok(filling.finish_shrunk());
+        }
+        // ... then whatever else the iterator yields, growing the block.
+        iter.try_for_each(|value| {
             if filling.written == filling.capacity {
-                // On an error, `value` and the guard drop here.
+                // On an error, `value` and then the guard drop.
                 filling.grow::<E>()?;
             }
             // SAFETY: `written < capacity`: checked, or just grown.
             unsafe { filling.push_unchecked(value) };
-        }
+            Ok(())
+        })?;
         Ok(filling.finish_shrunk())
     }
 
@@ -503,10 +516,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     }
 
     #[inline(always)]
-    fn alloc_uninit_slice_in<E: Failure, T>(
-        &self,
-        len: usize,
-    ) -> Result<&mut [MaybeUninit<T>], E> {
+    fn alloc_uninit_slice_in<E: Failure, T>(&self, len: usize) -> Result<&mut [MaybeUninit<T>], E> {
         let layout = Layout::array::<T>(len).map_err(|_| E::overflow())?;
         let block = self.core().alloc::<E>(layout, Known::ALIGN)?;
         // SAFETY: `block` is a fresh block aligned for `T` with room for `len`
@@ -525,7 +535,7 @@ impl<A: Allocator> OneWayAlloc<A> {
 /// sanitizer mode, freed at once).
 ///
 /// Invariant: `block` is a live block of `arena` allocated (or last resized) with
-/// `layout`, with room for `capacity` elements (`usize::MAX` for a zero-sized `T`),
+/// `layout`, with room for `capacity` elements (any number for a zero-sized `T`),
 /// and `written <= capacity`. Nothing else refers to it.
 struct Filling<'a, T, A: Allocator> {
     arena: &'a OneWayAlloc<A>,
@@ -536,18 +546,16 @@ struct Filling<'a, T, A: Allocator> {
 }
 
 impl<'a, T, A: Allocator> Filling<'a, T, A> {
-    /// Takes charge of `block`, just allocated with `layout` = `Layout::array::<T>(len)`.
+    /// Takes charge of `block`, just allocated with `layout`, which holds
+    /// `capacity` elements: `layout` is `Layout::array::<T>(capacity)`, or for a
+    /// zero-sized `T` any layout of `T`'s alignment.
     #[inline(always)]
-    fn new(arena: &'a OneWayAlloc<A>, block: NonNull<T>, layout: Layout, len: usize) -> Self {
+    fn new(arena: &'a OneWayAlloc<A>, block: NonNull<T>, layout: Layout, capacity: usize) -> Self {
         Filling {
             arena,
             block,
             layout,
-            capacity: if mem::size_of::<T>() == 0 {
-                usize::MAX
-            } else {
-                len
-            },
+            capacity,
             written: 0,
         }
     }
@@ -564,6 +572,21 @@ impl<'a, T, A: Allocator> Filling<'a, T, A> {
         // aligned pointer valid for zero bytes).
         unsafe { self.block.add(self.written).write(value) };
         self.written += 1;
+    }
+
+    /// The writer loop: writes at most `max` items of `items` into the room left in
+    /// the block, stopping early if it is full or `items` runs dry. Internal
+    /// iteration (`take` and `for_each`), so the compiler can vectorize it and
+    /// adapters such as `chain` need no test per item.
+    #[inline(always)]
+    fn write_from(&mut self, items: impl Iterator<Item = T>, max: usize) {
+        // `written <= capacity`: no underflow.
+        let room = (self.capacity - self.written).min(max);
+        items.take(room).for_each(|value| {
+            // SAFETY: `take` yields at most `room` items: each finds
+            // `written < capacity`.
+            unsafe { self.push_unchecked(value) }
+        });
     }
 
     /// Makes room for at least one more element when the block is full. The most
@@ -592,17 +615,25 @@ impl<'a, T, A: Allocator> Filling<'a, T, A> {
         let new = Layout::array::<T>(wanted).map_err(|_| E::overflow())?;
         #[cfg(not(onewayalloc_separate_blocks))]
         {
-            let room = self.arena.core().room_after_last(self.block.cast(), old.size());
+            let room = self
+                .arena
+                .core()
+                .room_after_last(self.block.cast(), old.size());
             // The room takes whole elements; growing by at least one.
-            let extra = room.map_or(0, |room| room / size).min(wanted - self.capacity);
+            let extra = room
+                .map_or(0, |room| room / size)
+                .min(wanted - self.capacity);
             if extra > 0 {
                 // At most `wanted` elements, whose layout exists.
-                let in_place = Layout::array::<T>(self.capacity + extra)
-                    .map_err(|_| E::overflow())?;
+                let in_place =
+                    Layout::array::<T>(self.capacity + extra).map_err(|_| E::overflow())?;
                 // SAFETY: the invariant: `block` is a live block of the arena with
                 // `old`; `in_place` is larger, with the same alignment.
-                let grown =
-                    unsafe { self.arena.core().grow_in_place(self.block.cast(), old, in_place) };
+                let grown = unsafe {
+                    self.arena
+                        .core()
+                        .grow_in_place(self.block.cast(), old, in_place)
+                };
                 if let Some(grown) = grown {
                     self.block = grown.cast();
                     self.layout = in_place;
@@ -677,7 +708,12 @@ impl<T, A: Allocator> Drop for Filling<'_, T, A> {
                 let filling = self.0;
                 // SAFETY: the invariant: `block` is a live block of the arena with
                 // `layout`; nothing refers to it once the guard is gone.
-                unsafe { filling.arena.core().dealloc(filling.block.cast(), filling.layout) }
+                unsafe {
+                    filling
+                        .arena
+                        .core()
+                        .dealloc(filling.block.cast(), filling.layout)
+                }
             }
         }
         let give_back = GiveBack(self);

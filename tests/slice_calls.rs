@@ -206,7 +206,12 @@ fn every_call<T: Copy + Default + PartialEq + Debug>(
         contents_ok: slice.len() == len,
     };
     vec![
-        made("alloc_slice_clone", arena.alloc_slice_clone(&src), len, &value),
+        made(
+            "alloc_slice_clone",
+            arena.alloc_slice_clone(&src),
+            len,
+            &value,
+        ),
         made(
             "try_alloc_slice_clone",
             arena.try_alloc_slice_clone(&src).unwrap(),
@@ -444,12 +449,20 @@ fn check_overflow(
     arena.alloc_str("before");
     let before = arena.stats();
     assert_eq!(try_call(&arena), Err(AllocError), "{what}");
-    assert_eq!(arena.stats(), before, "{what}: a failed try_ changes nothing");
+    assert_eq!(
+        arena.stats(),
+        before,
+        "{what}: a failed try_ changes nothing"
+    );
     let message = panic_message(|| {
         plain_call(&arena);
     });
     assert!(message.contains("overflow"), "{what}: {message}");
-    assert_eq!(arena.stats(), before, "{what}: a failed call changes nothing");
+    assert_eq!(
+        arena.stats(),
+        before,
+        "{what}: a failed call changes nothing"
+    );
     assert_usable(&arena);
 }
 
@@ -466,37 +479,58 @@ fn lengths_that_overflow() {
     );
     check_overflow(
         "alloc_slice_fill_copy (with the header)",
-        |a| a.try_alloc_slice_fill_copy(with_header, 0u8).map(|s| s.len()),
+        |a| {
+            a.try_alloc_slice_fill_copy(with_header, 0u8)
+                .map(|s| s.len())
+        },
         |a| a.alloc_slice_fill_copy(with_header, 0u8).len(),
     );
     check_overflow(
         "alloc_slice_fill_clone",
-        |a| a.try_alloc_slice_fill_clone(usize::MAX, &(0..1u32)).map(|s| s.len()),
+        |a| {
+            a.try_alloc_slice_fill_clone(usize::MAX, &(0..1u32))
+                .map(|s| s.len())
+        },
         |a| a.alloc_slice_fill_clone(usize::MAX, &(0..1u32)).len(),
     );
     check_overflow(
         "alloc_slice_fill_default",
-        |a| a.try_alloc_slice_fill_default::<u64>(over_u64).map(|s| s.len()),
+        |a| {
+            a.try_alloc_slice_fill_default::<u64>(over_u64)
+                .map(|s| s.len())
+        },
         |a| a.alloc_slice_fill_default::<u64>(over_u64).len(),
     );
     check_overflow(
         "alloc_uninit_slice",
-        |a| a.try_alloc_uninit_slice::<u16>(usize::MAX / 2).map(|s| s.len()),
+        |a| {
+            a.try_alloc_uninit_slice::<u16>(usize::MAX / 2)
+                .map(|s| s.len())
+        },
         |a| a.alloc_uninit_slice::<u16>(usize::MAX / 2).len(),
     );
     check_overflow(
         "alloc_slice_fill_iter",
-        |a| a.try_alloc_slice_fill_iter(claims_len(3, usize::MAX)).map(|s| s.len()),
+        |a| {
+            a.try_alloc_slice_fill_iter(claims_len(3, usize::MAX))
+                .map(|s| s.len())
+        },
         |a| a.alloc_slice_fill_iter(claims_len(3, usize::MAX)).len(),
     );
     check_overflow(
         "alloc_iter (a size hint that overflows)",
-        |a| a.try_alloc_iter(hinted(0..3u64, usize::MAX)).map(|s| s.len()),
+        |a| {
+            a.try_alloc_iter(hinted(0..3u64, usize::MAX))
+                .map(|s| s.len())
+        },
         |a| a.alloc_iter(hinted(0..3u64, usize::MAX)).len(),
     );
     check_overflow(
         "alloc_iter (the header)",
-        |a| a.try_alloc_iter(hinted(0..3u8, with_header)).map(|s| s.len()),
+        |a| {
+            a.try_alloc_iter(hinted(0..3u8, with_header))
+                .map(|s| s.len())
+        },
         |a| a.alloc_iter(hinted(0..3u8, with_header)).len(),
     );
 }
@@ -517,9 +551,9 @@ fn an_overflowing_request_calls_no_clone_and_takes_no_item() {
 // ----- Refusals (the limit) --------------------------------------------------------
 
 /// What [`arena_near_its_limit`] has room for before its limit.
-const ROOM: usize = 2 * KIB;
+const ROOM: usize = KIB;
 /// A request the arena near its limit cannot serve.
-const BIG: usize = 8 * KIB;
+const BIG: usize = 3 * KIB;
 
 /// An arena with `ROOM` bytes left before its limit: its first page is filled up
 /// to the last `ROOM` bytes and it may take no other page (page mode), or it may
@@ -537,8 +571,10 @@ fn arena_near_its_limit() -> OneWayAlloc {
 
 /// Every `try_` call, sized to need more than the limit allows.
 #[allow(clippy::type_complexity)]
-fn big_try_calls() -> Vec<(&'static str, Box<dyn Fn(&OneWayAlloc) -> Result<usize, AllocError>>)>
-{
+fn big_try_calls() -> Vec<(
+    &'static str,
+    Box<dyn Fn(&OneWayAlloc) -> Result<usize, AllocError>>,
+)> {
     vec![
         (
             "try_alloc_slice_clone",
@@ -566,7 +602,10 @@ fn big_try_calls() -> Vec<(&'static str, Box<dyn Fn(&OneWayAlloc) -> Result<usiz
         ),
         (
             "try_alloc_iter (growing)",
-            Box::new(|a| a.try_alloc_iter((0..BIG as u32).filter(|_| true)).map(|s| s.len())),
+            Box::new(|a| {
+                a.try_alloc_iter((0..BIG as u32).filter(|_| true))
+                    .map(|s| s.len())
+            }),
         ),
         (
             "try_alloc_uninit",
@@ -606,7 +645,11 @@ fn a_refused_growth_drops_the_items_taken_once() {
     let ids = log.dropped_once();
     assert_eq!(ids.len(), taken.get(), "every item taken is dropped, once");
     // It grew up to the limit before it was refused.
-    assert!(taken.get() > ROOM / size_of::<Tracked>() / 2, "{}", taken.get());
+    assert!(
+        taken.get() > ROOM / size_of::<Tracked>() / 2,
+        "{}",
+        taken.get()
+    );
     // The block was the most recent: it went back to the arena.
     assert_eq!(arena.stats(), before);
     assert_usable(&arena);
@@ -734,7 +777,10 @@ fn clones_that_succeed_are_never_dropped_by_the_arena() {
     let copies = arena.alloc_slice_clone(&src);
     let filled = arena.try_alloc_slice_fill_clone(4, &src[1]).unwrap();
     assert_eq!(copies.iter().map(|t| t.id).collect::<Vec<_>>(), [3, 4, 5]);
-    assert_eq!(filled.iter().map(|t| t.id).collect::<Vec<_>>(), [6, 7, 8, 9]);
+    assert_eq!(
+        filled.iter().map(|t| t.id).collect::<Vec<_>>(),
+        [6, 7, 8, 9]
+    );
     assert!(log.dropped_once().is_empty());
 }
 
@@ -862,14 +908,20 @@ fn a_short_exact_size_iterator_panics_with_a_clear_message() {
     let message = panics_and_gives_back(&arena, 8, || {
         let _ = arena.try_alloc_slice_fill_iter(claims_len(0, 1));
     });
-    assert!(message.contains("yielded 0 items, fewer than the 1"), "{message}");
+    assert!(
+        message.contains("yielded 0 items, fewer than the 1"),
+        "{message}"
+    );
 
     // The items taken before the iterator ran dry are dropped, once.
     let log = Log::default();
     let message = panics_and_gives_back(&arena, align_of::<Tracked>(), || {
         arena.alloc_slice_fill_iter(claims_len(4, 9).map(|_| log.make()));
     });
-    assert!(message.contains("yielded 4 items, fewer than the 9"), "{message}");
+    assert!(
+        message.contains("yielded 4 items, fewer than the 9"),
+        "{message}"
+    );
     assert_eq!(log.dropped_once(), [0, 1, 2, 3]);
 }
 
@@ -882,6 +934,10 @@ fn extra_items_are_left_in_the_iterator() {
     let mut iter = claims_len(10, 2);
     assert_eq!(arena.try_alloc_slice_fill_iter(&mut iter).unwrap(), [0, 1]);
     assert_eq!(iter.next(), Some(2));
+    // Zero-sized items too.
+    let mut units = claims_len(10, 3).map(|_| ());
+    assert_eq!(arena.alloc_slice_fill_iter(&mut units).len(), 3);
+    assert_eq!(units.next(), Some(()), "the fourth item was not taken");
 }
 
 #[test]
@@ -889,7 +945,11 @@ fn alloc_iter_takes_every_item_whatever_the_size_hint_says() {
     let arena = OneWayAlloc::new();
     let want: Vec<u64> = (0..N as u64).collect();
     for lower in [0, 1, N / 3, N - 1, N, N + 1, 2 * N, 10 * N] {
-        assert_eq!(arena.alloc_iter(hinted(0..N as u64, lower)), &want[..], "{lower}");
+        assert_eq!(
+            arena.alloc_iter(hinted(0..N as u64, lower)),
+            &want[..],
+            "{lower}"
+        );
         assert_eq!(
             arena.try_alloc_iter(hinted(0..N as u64, lower)).unwrap(),
             &want[..],
@@ -904,16 +964,58 @@ fn alloc_iter_takes_every_item_whatever_the_size_hint_says() {
     }
 }
 
+/// Yields `0..first`, then `None` once, then more items: not fused.
+struct NotFused {
+    next: u32,
+    first: u32,
+    lower: usize,
+}
+
+impl Iterator for NotFused {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        self.next += 1;
+        (self.next - 1 != self.first).then_some(self.next - 1)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.lower, None)
+    }
+}
+
+#[test]
+fn alloc_iter_stops_at_the_first_none() {
+    let arena = OneWayAlloc::new();
+    for first in [0, 1, 5, 40] {
+        for lower in [0, 1, 5, 6, 100] {
+            let iter = || NotFused {
+                next: 0,
+                first,
+                lower,
+            };
+            let want: Vec<u32> = (0..first).collect();
+            assert_eq!(arena.alloc_iter(iter()), &want[..], "{first} {lower}");
+            let units = arena.alloc_iter(iter().map(|_| ()));
+            assert_eq!(units.len(), first as usize, "{first} {lower}: zero-sized");
+        }
+    }
+}
+
 // ----- alloc_iter: any iterator, grown in place ------------------------------------
 
 #[test]
 fn alloc_iter_of_filter_and_flat_map() {
     let arena = OneWayAlloc::new();
     let odd = arena.alloc_iter((0..N as u32).filter(|i| i % 2 == 1));
-    assert_eq!(odd, (0..N as u32).filter(|i| i % 2 == 1).collect::<Vec<_>>());
+    assert_eq!(
+        odd,
+        (0..N as u32).filter(|i| i % 2 == 1).collect::<Vec<_>>()
+    );
     let runs = || (0..N).flat_map(|i| 0..(i % 5) as u16);
     assert_eq!(arena.alloc_iter(runs()), runs().collect::<Vec<_>>());
-    assert_eq!(arena.try_alloc_iter(runs()).unwrap(), runs().collect::<Vec<_>>());
+    assert_eq!(
+        arena.try_alloc_iter(runs()).unwrap(),
+        runs().collect::<Vec<_>>()
+    );
     let text = "a,bb,,ccc";
     let words = arena.alloc_iter(text.split(','));
     assert_eq!(words, ["a", "bb", "", "ccc"]);
@@ -938,7 +1040,11 @@ fn cursor_for<T>(arena: &OneWayAlloc) -> usize {
 fn check_grown_in_place(n: usize, lower: usize) {
     let arena = OneWayAlloc::new();
     arena.alloc_bytes(5);
-    let start = if PAGE_MODE { cursor_for::<u32>(&arena) } else { 0 };
+    let start = if PAGE_MODE {
+        cursor_for::<u32>(&arena)
+    } else {
+        0
+    };
     let before = arena.stats();
     let slice = arena.alloc_iter(hinted((0..n as u32).map(|i| i * 3), lower));
     let after = arena.stats();
@@ -949,9 +1055,16 @@ fn check_grown_in_place(n: usize, lower: usize) {
         n * 4,
         "n = {n}, lower = {lower}: exactly the slice's bytes, no copy behind"
     );
-    assert_eq!(after.capacity, before.capacity + if PAGE_MODE { 0 } else { n * 4 });
+    assert_eq!(
+        after.capacity,
+        before.capacity + if PAGE_MODE { 0 } else { n * 4 }
+    );
     if PAGE_MODE {
-        assert_eq!(addr(slice.as_ptr()), start, "it started at the cursor, never moved");
+        assert_eq!(
+            addr(slice.as_ptr()),
+            start,
+            "it started at the cursor, never moved"
+        );
         assert_eq!(cursor_for::<u32>(&arena), start + n * 4, "nothing after it");
     }
 }
@@ -980,7 +1093,10 @@ fn alloc_iter_grows_to_the_end_of_its_page_before_it_moves() {
     let slice = arena.alloc_iter(hinted(0..200u32, 0));
     assert!(slice.iter().enumerate().all(|(i, &x)| x == i as u32));
     let after = arena.stats();
-    assert_eq!(after.page_allocations, before.page_allocations, "no new page");
+    assert_eq!(
+        after.page_allocations, before.page_allocations,
+        "no new page"
+    );
     assert_eq!(after.used - before.used, 800);
     assert_eq!(common::room(&arena), 200);
     // One more item than the page holds: it moves once, to a page with room.
@@ -1019,7 +1135,12 @@ fn an_iterator_that_allocates_from_the_same_arena() {
         name
     }));
     assert_eq!(names.len(), N);
-    assert!(names.iter().enumerate().all(|(i, n)| *n == format!("dim{i}")));
+    assert!(
+        names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| *n == format!("dim{i}"))
+    );
 
     // Big allocations between items, so blocks move across pages, and the
     // references taken stay valid.
@@ -1060,7 +1181,12 @@ fn an_iterator_that_rolls_its_own_block_back_keeps_growing_in_place() {
         scratch.extend([i, i + 1]);
         scratch.iter().sum::<u32>()
     }));
-    assert!(slice.iter().enumerate().all(|(i, &x)| x == 2 * i as u32 + 1));
+    assert!(
+        slice
+            .iter()
+            .enumerate()
+            .all(|(i, &x)| x == 2 * i as u32 + 1)
+    );
     let grew = arena.stats().used - before.used;
     if PAGE_MODE {
         // The slice, its alignment padding, and at most the last scratch block
@@ -1129,10 +1255,18 @@ fn every_call_on_a_scope_lives_for_the_scope_and_rolls_back() {
         assert_eq!((*uninit, *try_uninit), (8, 9));
         assert_eq!((uninit_slice.len(), try_uninit_slice.len()), (4, 5));
     });
-    assert_eq!(arena.stats().used, before.used, "the scope rolled everything back");
+    assert_eq!(
+        arena.stats().used,
+        before.used,
+        "the scope rolled everything back"
+    );
     assert_usable(&arena);
     drop(tracked);
-    assert_eq!(log.dropped_once(), [0], "the clone in the scope was never dropped");
+    assert_eq!(
+        log.dropped_once(),
+        [0],
+        "the clone in the scope was never dropped"
+    );
 }
 
 #[test]
