@@ -249,7 +249,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Examples
     /// ```
     /// let arena = onewayalloc::OneWayAlloc::new();
-    /// let squares = arena.alloc_slice_fill_iter((1..=4u32).map(|i| i * i));
+    /// let squares = arena.alloc_slice_fill_iter((1..5u32).map(|i| i * i));
     /// assert_eq!(squares, [1, 4, 9, 16]);
     /// ```
     #[inline]
@@ -332,13 +332,16 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// iterator allocates nothing from this arena and the page has room, no copy is
     /// left behind, even when the size hint is wrong. A block that leaves its page
     /// moves to a page with room to keep growing (as `Vec`s do, see the crate docs),
-    /// leaving the old copy behind until reset.
+    /// leaving the old copy behind until reset. (In sanitizer mode the block grows
+    /// and shrinks through the backing allocator's `grow` and `shrink`.) The
+    /// iterator is not asked again after it returns `None`.
     ///
     /// The iterator may allocate from this arena while it runs: every item is
-    /// written inside a block the arena has handed out, never past the cursor. Its
-    /// allocation then lies after the block, so the block's next growth is a move (a
-    /// copy of the items so far into a new block, the old one left behind until
-    /// reset), and the final shrink leaves the unused tail where it is.
+    /// written inside a block the arena has handed out, never past the cursor. **An
+    /// allocation by the iterator makes the block's next growth a move**: the
+    /// allocation lies after the block, so the items so far are copied into a new
+    /// block and the old one is left behind until reset; and a final shrink after it
+    /// leaves the block's unused tail where it is.
     ///
     /// # Panics
     /// Panics with "overflow" if the size hint's lower bound, or the items, overflow
@@ -378,7 +381,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// let digits = arena.try_alloc_iter("a1b22c".chars().filter(char::is_ascii_digit));
     /// assert_eq!(digits.unwrap(), ['1', '2', '2']);
     ///
-    /// arena.set_limit(Some(arena.stats().capacity)); // no more pages
+    /// arena.set_limit(Some(arena.stats().capacity + 1024)); // no page more
     /// assert!(arena.try_alloc_iter((0..1_000_000u64).filter(|_| true)).is_err());
     /// assert_eq!(arena.alloc_iter([1, 2]), [1, 2]); // still serving
     /// ```

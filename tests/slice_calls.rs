@@ -1157,6 +1157,14 @@ fn an_iterator_that_allocates_from_the_same_arena() {
         assert_eq!(*n, i);
         assert_eq!(**block, [i as u8; 16]);
     }
+    // An alloc_iter inside the iterator of another.
+    let nested = arena.alloc_iter((0..N / 4).filter(|_| true).map(|i| {
+        let inner: &[usize] = arena.alloc_iter((0..i).filter(|j| j % 3 == 0));
+        inner
+    }));
+    for (i, inner) in nested.iter().enumerate() {
+        assert_eq!(*inner, (0..i).filter(|j| j % 3 == 0).collect::<Vec<_>>());
+    }
     // The same for the other calls that take the user's code.
     let squares = arena.alloc_slice_fill_iter((0..N).map(|i| *arena.alloc(i * i)));
     assert!(squares.iter().enumerate().all(|(i, &x)| x == i * i));
