@@ -17,10 +17,8 @@ use core::alloc::Layout;
 use core::fmt::Debug;
 use core::mem::{MaybeUninit, align_of, size_of};
 use std::cell::{Cell, RefCell};
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::process::Command;
 
-use common::{KIB, PAGE_MODE, addr, check_consistent};
+use common::{KIB, PAGE_MODE, addr, check_consistent, check_overflow, panic_message};
 use onewayalloc::{AllocError, OneWayAlloc};
 
 /// Fewer cases under Miri, the same properties.
@@ -28,21 +26,10 @@ const N: usize = if cfg!(miri) { 40 } else { 1000 };
 
 // ----- Helpers ---------------------------------------------------------------------
 
-/// Runs `f`, which must panic, and returns its panic message.
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the call must panic");
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else {
-        panic!("a panic without a message")
-    }
-}
-
-/// The arena still serves requests with the right contents, and (page mode) its
-/// figures add up.
-fn assert_usable<A: onewayalloc::Allocator>(arena: &OneWayAlloc<A>) {
+/// The arena still serves requests (the slice calls among them) with the right
+/// contents, and its figures add up.
+fn assert_serving(arena: &OneWayAlloc) {
+    common::assert_usable(arena);
     let a = arena.alloc_slice_fill_copy(10, 0xabu8);
     let b = arena.alloc_iter((0..50u32).filter(|i| i % 2 == 0));
     let c = arena.alloc_str("still serving");
@@ -377,7 +364,7 @@ fn check_nothing_obtained<T: Copy + Default + PartialEq + Debug>(len: usize, val
         before.used,
         after.used
     );
-    assert_usable(&arena);
+    assert_serving(&arena);
 }
 
 #[test]
@@ -437,34 +424,6 @@ fn bumpalos_turbofish_calls_compile_unchanged() {
 }
 
 // ----- Overflowing lengths ---------------------------------------------------------
-
-/// A length whose byte size overflows: `try_` gives `Err`, the plain call panics
-/// with "overflow", nothing is consumed, and the arena still works.
-fn check_overflow(
-    what: &str,
-    try_call: impl Fn(&OneWayAlloc) -> Result<usize, AllocError>,
-    plain_call: impl Fn(&OneWayAlloc) -> usize,
-) {
-    let arena = OneWayAlloc::new();
-    arena.alloc_str("before");
-    let before = arena.stats();
-    assert_eq!(try_call(&arena), Err(AllocError), "{what}");
-    assert_eq!(
-        arena.stats(),
-        before,
-        "{what}: a failed try_ changes nothing"
-    );
-    let message = panic_message(|| {
-        plain_call(&arena);
-    });
-    assert!(message.contains("overflow"), "{what}: {message}");
-    assert_eq!(
-        arena.stats(),
-        before,
-        "{what}: a failed call changes nothing"
-    );
-    assert_usable(&arena);
-}
 
 #[test]
 fn lengths_that_overflow() {
@@ -625,7 +584,7 @@ fn a_refusal_is_an_error_and_the_arena_goes_on() {
         let before = arena.stats();
         assert_eq!(try_call(&arena), Err(AllocError), "{call}");
         assert_eq!(arena.stats(), before, "{call}: nothing kept");
-        assert_usable(&arena);
+        assert_serving(&arena);
         arena.set_limit(None);
         assert!(try_call(&arena).is_ok(), "{call}: fine without the limit");
     }
@@ -652,7 +611,7 @@ fn a_refused_growth_drops_the_items_taken_once() {
     );
     // The block was the most recent: it went back to the arena.
     assert_eq!(arena.stats(), before);
-    assert_usable(&arena);
+    assert_serving(&arena);
 }
 
 /// The plain call named by the child environment variable, under a limit that
@@ -683,8 +642,6 @@ fn child_plain_call_over_the_limit() {
 #[test]
 #[cfg_attr(miri, ignore = "Miri cannot spawn processes")]
 fn plain_calls_over_the_limit_end_in_handle_alloc_error() {
-    use std::os::unix::process::ExitStatusExt;
-    let exe = std::env::current_exe().unwrap();
     for call in [
         "alloc_slice_clone",
         "alloc_slice_fill_copy",
@@ -695,24 +652,10 @@ fn plain_calls_over_the_limit_end_in_handle_alloc_error() {
         "alloc_uninit",
         "alloc_uninit_slice",
     ] {
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "child_plain_call_over_the_limit",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, call)
-            .env("RUST_BACKTRACE", "0")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.signal(), Some(6), "{call}: SIGABRT\n{stderr}");
-        assert!(!stdout.contains("CHILD-SURVIVED"), "{call}");
-        assert!(
-            stderr.contains("memory allocation of "),
-            "{call}: handle_alloc_error's message\n{stderr}"
+        common::assert_child_ends_in_handle_alloc_error(
+            "child_plain_call_over_the_limit",
+            CHILD_ENV,
+            call,
         );
     }
 }
@@ -736,7 +679,7 @@ fn panics_and_gives_back(arena: &OneWayAlloc, align: usize, f: impl FnOnce()) ->
         before.used,
         after.used
     );
-    assert_usable(arena);
+    assert_serving(arena);
     message
 }
 
@@ -885,7 +828,7 @@ fn a_panic_after_the_iterator_allocated_still_drops_once_and_the_arena_serves() 
     });
     assert_eq!(message, format!("item {}", N / 2));
     assert_eq!(log.dropped_once().len(), N / 2);
-    assert_usable(&arena);
+    assert_serving(&arena);
     if PAGE_MODE {
         check_consistent(&arena);
     }
@@ -1268,7 +1211,7 @@ fn every_call_on_a_scope_lives_for_the_scope_and_rolls_back() {
         before.used,
         "the scope rolled everything back"
     );
-    assert_usable(&arena);
+    assert_serving(&arena);
     drop(tracked);
     assert_eq!(
         log.dropped_once(),
@@ -1292,7 +1235,7 @@ fn a_panic_inside_a_scope_call_leaves_the_arena_usable() {
     assert_eq!(message, "scope item 7");
     assert_eq!(log.dropped_once().len(), 7);
     assert_eq!(arena.stats().used, 0);
-    assert_usable(&arena);
+    assert_serving(&arena);
 }
 
 #[test]
