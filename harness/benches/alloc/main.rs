@@ -6,8 +6,9 @@
 //! cargo bench -p onewayalloc-harness --bench alloc -- vec_push    # one group
 //! ```
 //!
-//! One module per kind of work (`calls.rs`, `collections.rs`, `reset.rs`), each with
-//! one generic body per measured operation; the contenders are in `contenders.rs`.
+//! One module per kind of work (`calls.rs`, `collections.rs`, `slice_from_iter.rs`,
+//! `reset.rs`), each with one generic body per measured operation; the contenders
+//! are in `contenders.rs`.
 //!
 //! Every group runs the same work on each contender and sets `Throughput::Elements`,
 //! so criterion prints a rate per allocation (or push, or insert). Arenas are created
@@ -28,6 +29,8 @@
 //!   forwards to its own `Allocator` trait exactly as its `allocator-api2-02`
 //!   feature does (see `onewayalloc_harness::compat`); mimalloc through its
 //!   `GlobalAlloc`.
+//! - `slice_from_iter_1k`: 1,000 slices of 1,000 `u32` from a `map` iterator per
+//!   reset, by each arena's own calls (`alloc_slice_fill_iter`, `alloc_iter`, ...).
 //! - `reset`: a reset of an arena holding 1 page (chunk) and 10,000 pages. See
 //!   `reset.rs` for what is and is not measured.
 //!
@@ -41,6 +44,7 @@ mod calls;
 mod collections;
 mod contenders;
 mod reset;
+mod slice_from_iter;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -56,6 +60,7 @@ fn main() {
     collections::bench_vec_push(&mut c);
     collections::bench_vec_push_cold(&mut c);
     collections::bench_hashmap_insert(&mut c);
+    slice_from_iter::bench_slice_from_iter(&mut c);
     reset::bench_reset(&mut c);
     c.final_summary();
     // The reset-after-use table goes with the reset benchmarks: it runs when
