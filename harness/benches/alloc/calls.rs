@@ -7,11 +7,8 @@ use std::alloc::Layout;
 use std::hint::black_box;
 
 use criterion::Criterion;
-use onewayalloc::OneWayAlloc;
 
-use crate::contenders::{
-    BumpScopeReset, BumpScopeToStart, Calls, GlobalMalloc, Group, MiHeap, group,
-};
+use crate::contenders::{Calls, Group, every_contender, group};
 
 /// One measured operation: its calls of one iteration, on any contender.
 pub trait Op {
@@ -32,12 +29,7 @@ fn calls<C: Calls, O: Op>(g: &mut Group, op: &O) {
 /// A group of `elements` calls of `op` per iteration, on every contender.
 fn bench(c: &mut Criterion, name: &str, elements: usize, op: impl Op) {
     let mut g = group(c, name, elements, 20);
-    calls::<OneWayAlloc, _>(&mut g, &op);
-    calls::<bumpalo::Bump, _>(&mut g, &op);
-    calls::<BumpScopeReset, _>(&mut g, &op);
-    calls::<BumpScopeToStart, _>(&mut g, &op);
-    calls::<GlobalMalloc, _>(&mut g, &op);
-    calls::<MiHeap, _>(&mut g, &op);
+    every_contender!(calls, _; &mut g, &op);
     g.finish();
 }
 

@@ -11,8 +11,7 @@ use onewayalloc::OneWayAlloc;
 use onewayalloc::hashbrown::{DefaultHashBuilder, HashMap};
 
 use crate::contenders::{
-    BumpScopeReset, BumpScopeToStart, Collections, Contender, GlobalMalloc, Group, MiHeap, Push,
-    group,
+    BumpScopeReset, Collections, Contender, GlobalMalloc, Group, Push, every_contender, group,
 };
 
 const PUSHES: usize = 1_000_000;
@@ -73,12 +72,7 @@ fn hashmap_insert<C: Collections>(g: &mut Group) {
 
 pub fn bench_vec_push(c: &mut Criterion) {
     let mut g = group(c, "vec_push_1m", PUSHES, 10);
-    vec_push::<OneWayAlloc>(&mut g);
-    vec_push::<bumpalo::Bump>(&mut g);
-    vec_push::<BumpScopeReset>(&mut g);
-    vec_push::<BumpScopeToStart>(&mut g);
-    vec_push::<GlobalMalloc>(&mut g);
-    vec_push::<MiHeap>(&mut g);
+    every_contender!(vec_push; &mut g);
     g.finish();
 }
 
@@ -98,11 +92,6 @@ pub fn bench_vec_push_cold(c: &mut Criterion) {
 /// `onewayalloc_harness::compat`); mimalloc through its `GlobalAlloc`.
 pub fn bench_hashmap_insert(c: &mut Criterion) {
     let mut g = group(c, "hashmap_insert_100k", INSERTS, 10);
-    hashmap_insert::<OneWayAlloc>(&mut g);
-    hashmap_insert::<bumpalo::Bump>(&mut g);
-    hashmap_insert::<BumpScopeReset>(&mut g);
-    hashmap_insert::<BumpScopeToStart>(&mut g);
-    hashmap_insert::<GlobalMalloc>(&mut g);
-    hashmap_insert::<MiHeap>(&mut g);
+    every_contender!(hashmap_insert; &mut g);
     g.finish();
 }

@@ -5,7 +5,7 @@
 //! arenas reset.
 //!
 //! A new contender is a type here with `Contender` and the traits of the groups it
-//! takes part in, and a line in each of those groups' lists.
+//! takes part in, and a line in [`every_contender!`].
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
@@ -26,6 +26,22 @@ pub const GLOBAL: &str = "global_malloc";
 pub const MIMALLOC: &str = "mimalloc";
 
 pub type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// Calls `$bench::<C>(args)` (or `$bench::<C, T>`) for every contender of the warm
+/// groups, in their table order: onewayalloc, bumpalo, bump-scope with each reset,
+/// glibc's malloc, mimalloc. A new contender is one line here.
+macro_rules! every_contender {
+    ($bench:ident $(, $more:ty)?; $($arg:expr),*) => {{
+        use $crate::contenders::*;
+        $bench::<onewayalloc::OneWayAlloc $(, $more)?>($($arg),*);
+        $bench::<bumpalo::Bump $(, $more)?>($($arg),*);
+        $bench::<BumpScopeReset $(, $more)?>($($arg),*);
+        $bench::<BumpScopeToStart $(, $more)?>($($arg),*);
+        $bench::<GlobalMalloc $(, $more)?>($($arg),*);
+        $bench::<MiHeap $(, $more)?>($($arg),*);
+    }};
+}
+pub(crate) use every_contender;
 
 /// A benchmark group with a throughput of `elements` per iteration.
 pub fn group<'a>(c: &'a mut Criterion, name: &str, elements: usize, samples: usize) -> Group<'a> {
