@@ -124,8 +124,10 @@ mod arena;
 // In sanitizer mode the page arithmetic serves only the bad-input checks.
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod arith;
+// Freeing and growing by address alone, for the C API in capi/ (hidden).
 #[cfg(not(onewayalloc_separate_blocks))]
 mod bump;
+mod by_address;
 pub mod collections;
 mod failure;
 // In sanitizer mode only the header size is used.
@@ -177,6 +179,8 @@ pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
+#[doc(hidden)]
+pub use by_address::ByAddressError;
 pub use scope::Scope;
 #[cfg(feature = "std")]
 pub use scratch::with_scratch;
