@@ -29,9 +29,12 @@ pub enum ByAddressError {
     /// address (freed already, released by a reset or a scope, from another arena, or
     /// not the start of a block).
     NotHeld,
-    /// Sanitizer mode only: the block is shorter than the bytes asked to be kept.
+    /// The block is shorter than the bytes asked to be kept. The sanitizer mode
+    /// always tells; the page mode tells when the block is in the current page.
     KeepExceedsBlock {
-        /// The size the block was allocated with.
+        /// The size the block was allocated with (sanitizer mode), or the bytes
+        /// handed out from its start on, its own and those of the blocks after it
+        /// (page mode; for the most recent block that is its size).
         block_size: usize,
     },
     /// The new size overflows, or the limit or the backing allocator refused the
@@ -99,10 +102,12 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// recorded for it, and the old address is no longer valid.
     ///
     /// # Errors
-    /// [`ByAddressError::Alloc`] if the new block cannot be had; in the sanitizer
-    /// mode also [`NotHeld`](ByAddressError::NotHeld) for an address the arena holds
-    /// no block at and [`KeepExceedsBlock`](ByAddressError::KeepExceedsBlock) when
-    /// the block is shorter than `keep`. The old block is untouched on error.
+    /// [`ByAddressError::Alloc`] if the new block cannot be had;
+    /// [`KeepExceedsBlock`](ByAddressError::KeepExceedsBlock) when the block is
+    /// shorter than `keep` (always in the sanitizer mode, for blocks of the current
+    /// page in the page mode); in the sanitizer mode also
+    /// [`NotHeld`](ByAddressError::NotHeld) for an address the arena holds no block
+    /// at. The old block is untouched on error.
     ///
     /// # Panics
     /// If `new_size < keep`.
@@ -112,8 +117,10 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// any call since the last reset and, in the sanitizer mode, not freed), at least
     /// `keep` bytes long, with no reference to it used afterwards: when the call
     /// succeeds, only the returned pointer may be used for the block in the sanitizer
-    /// mode. (In the sanitizer mode an address the arena does not hold is reported as
-    /// [`NotHeld`](ByAddressError::NotHeld) rather than being undefined behaviour.)
+    /// mode. (In the sanitizer mode an address the arena does not hold, or a `keep`
+    /// beyond its block, is reported as an error rather than being undefined
+    /// behaviour; so is, in the page mode, a `keep` that runs past the most recent
+    /// block.)
     ///
     /// # Examples
     /// ```
@@ -160,6 +167,14 @@ impl<A: Allocator> OneWayAlloc<A> {
         }
         #[cfg(not(onewayalloc_separate_blocks))]
         {
+            // A block in the current page cannot be longer than the bytes handed out
+            // from its start: a larger `keep` is the caller's error, reported here
+            // (the copy would otherwise overlap the new block).
+            if let Some(block_size) = self.core().handed_out_from(block.addr().get()) {
+                if keep > block_size {
+                    return Err(ByAddressError::KeepExceedsBlock { block_size });
+                }
+            }
             // `keep <= new.size()`, which `Layout` accepted with the same alignment.
             let old = Layout::from_size_align(keep, PAGE_ALIGN).map_err(|_| AllocError)?;
             // SAFETY: by the caller's guarantee `block` starts a live block of this

@@ -281,3 +281,26 @@ fn reset_releases_grown_blocks_too() {
         );
     }
 }
+
+#[test]
+fn keeping_more_than_the_most_recent_block_is_refused_in_both_modes() {
+    let arena = OneWayAlloc::new();
+    let first = filled(&arena, 64, pattern);
+    let last = filled(&arena, 16, pattern);
+    // SAFETY: both start blocks of this arena; the calls are refused before any
+    // byte is read, so the too-large `keep` is never used.
+    unsafe {
+        assert_eq!(
+            arena.grow_by_address(last, 32, 64),
+            Err(ByAddressError::KeepExceedsBlock { block_size: 16 })
+        );
+        // In the page mode the bound for an earlier block of the current page is
+        // what was handed out from its start: its 64 bytes and the 16 after them.
+        let bound = if PAGE_MODE { 64 + 16 } else { 64 };
+        assert_eq!(
+            arena.grow_by_address(first, 200, 400),
+            Err(ByAddressError::KeepExceedsBlock { block_size: bound })
+        );
+    }
+    assert_eq!(arena.stats().used, 64 + 16, "nothing was allocated");
+}
