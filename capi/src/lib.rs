@@ -128,7 +128,7 @@ fn block(arena: &Arena, size: usize) -> Result<NonNull<u8>, Reason> {
 #[unsafe(no_mangle)]
 pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
     entry(
-        |line| write!(line, "onewayalloc_create(size_hint={size_hint})"),
+        move |line| write!(line, "onewayalloc_create(size_hint={size_hint})"),
         || {
             let arena =
                 Arena::try_with_size_hint_in(size_hint, Counting).map_err(|_| Reason::Refused {
@@ -157,7 +157,7 @@ pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
     entry(
-        |line| write!(line, "onewayalloc_destroy(owa={})", Ptr(owa)),
+        move |line| write!(line, "onewayalloc_destroy(owa={})", Ptr(owa)),
         || {
             if !owa.is_null() {
                 // SAFETY: the caller's guarantee: a live handle from
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
     entry(
-        |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
+        move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
         || {
             // SAFETY: the caller's guarantee; C holds its blocks as raw pointers.
             if let Some(arena) = unsafe { arena_mut(owa) } {
@@ -224,7 +224,7 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usize) {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_trim(owa={}, keep_bytes={keep_bytes})",
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usi
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_mallocz(owa: *mut ONEWAYALLOC, size: usize) -> *mut c_void {
     entry(
-        |line| write!(line, "onewayalloc_mallocz(owa={}, size={size})", Ptr(owa)),
+        move |line| write!(line, "onewayalloc_mallocz(owa={}, size={size})", Ptr(owa)),
         || Ok(block(live(owa)?, size)?.as_ptr().cast()),
     )
 }
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn onewayalloc_callocz(
     size: usize,
 ) -> *mut c_void {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_callocz(owa={}, nmemb={nmemb}, size={size})",
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn onewayalloc_strdupz(
     s: *const c_char,
 ) -> *mut c_char {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_strdupz(owa={}, s={})",
@@ -379,7 +379,7 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
     size: usize,
 ) -> *mut c_void {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_memdupz(owa={}, src={}, size={size})",
@@ -426,7 +426,7 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_freez(owa: *mut ONEWAYALLOC, ptr: *const c_void) {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_freez(owa={}, ptr={})",
@@ -477,7 +477,7 @@ pub unsafe extern "C" fn onewayalloc_doublesize(
     oldsize: usize,
 ) -> *mut c_void {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_doublesize(owa={}, src={}, oldsize={oldsize})",
@@ -530,7 +530,7 @@ fn by_address_reason(error: ByAddressError, bytes: usize) -> Reason {
 #[unsafe(no_mangle)]
 pub extern "C" fn onewayalloc_allocated_memory() -> usize {
     entry(
-        |line| line.write_str("onewayalloc_allocated_memory()"),
+        move |line| line.write_str("onewayalloc_allocated_memory()"),
         || Ok(counting::allocated()),
     )
 }
@@ -553,7 +553,7 @@ pub unsafe extern "C" fn onewayalloc_mul_or_fatal(
     context: *const c_char,
 ) -> usize {
     entry(
-        |line| write!(line, "onewayalloc_mul_or_fatal(nmemb={nmemb}, size={size})"),
+        move |line| write!(line, "onewayalloc_mul_or_fatal(nmemb={nmemb}, size={size})"),
         || {
             nmemb
                 .checked_mul(size)
@@ -582,7 +582,7 @@ pub unsafe extern "C" fn onewayalloc_mul3_or_fatal(
     context: *const c_char,
 ) -> usize {
     entry(
-        |line| {
+        move |line| {
             write!(
                 line,
                 "onewayalloc_mul3_or_fatal(nmemb1={nmemb1}, nmemb2={nmemb2}, size={size})"
@@ -620,7 +620,7 @@ pub unsafe extern "C" fn onewayalloc_mul3_or_fatal(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_set_fatal_handler(handler: Option<FatalHandler>) {
     entry(
-        |line| line.write_str("onewayalloc_set_fatal_handler()"),
+        move |line| line.write_str("onewayalloc_set_fatal_handler()"),
         || {
             fatal::set_handler(handler);
             Ok(())

@@ -185,8 +185,10 @@ impl Library {
     /// The program built from `source` with the configuration's flags, compiled
     /// once per test run however many tests use it.
     pub fn program(&self, source: &'static str) -> PathBuf {
-        static BUILT: LazyLock<Mutex<HashMap<&'static str, Arc<OnceLock<PathBuf>>>>> =
-            LazyLock::new(Default::default);
+        /// Each program's executable, once built; the map's lock is held only to
+        /// find a program's cell, so different programs build in parallel.
+        type Built = Mutex<HashMap<&'static str, Arc<OnceLock<PathBuf>>>>;
+        static BUILT: LazyLock<Built> = LazyLock::new(Default::default);
         let cell = BUILT.lock().unwrap().entry(source).or_default().clone();
         cell.get_or_init(|| self.compile_with(source, &[])).clone()
     }
