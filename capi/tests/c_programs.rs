@@ -238,35 +238,29 @@ fatal_tests! {
         "fatal: onewayalloc_doublesize(owa={owa}, src=NULL, oldsize=8): NULL source with bytes to copy";
 }
 
-#[test]
-fn fatal_freez_twice_when_separate() {
-    let line = format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
-    expect_fatal_when_separate("freez_twice", &line);
+/// One test per case that is fatal in the sanitizer mode only.
+macro_rules! fatal_when_separate_tests {
+    ($($name:ident => $case:literal, $line:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                expect_fatal_when_separate($case, $line);
+            }
+        )*
+    };
 }
 
-#[test]
-fn fatal_freez_after_reset_when_separate() {
-    let line = format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
-    expect_fatal_when_separate("freez_after_reset", &line);
-}
-
-#[test]
-fn fatal_freez_of_another_arenas_block_when_separate() {
-    let line = format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
-    expect_fatal_when_separate("freez_foreign", &line);
-}
-
-#[test]
-fn fatal_freez_of_the_middle_of_a_block_when_separate() {
-    let line = format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
-    expect_fatal_when_separate("freez_middle", &line);
-}
-
-#[test]
-fn fatal_doublesize_of_another_arenas_block_when_separate() {
-    let line =
-        format!("fatal: onewayalloc_doublesize(owa={{owa}}, src={{ptr}}, oldsize=24): {NOT_HELD}");
-    expect_fatal_when_separate("doublesize_foreign", &line);
+fatal_when_separate_tests! {
+    fatal_freez_twice_when_separate => "freez_twice",
+        &format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
+    fatal_freez_after_reset_when_separate => "freez_after_reset",
+        &format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
+    fatal_freez_of_another_arenas_block_when_separate => "freez_foreign",
+        &format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
+    fatal_freez_of_the_middle_of_a_block_when_separate => "freez_middle",
+        &format!("fatal: onewayalloc_freez(owa={{owa}}, ptr={{ptr}}): {NOT_HELD}");
+    fatal_doublesize_of_another_arenas_block_when_separate => "doublesize_foreign",
+        &format!("fatal: onewayalloc_doublesize(owa={{owa}}, src={{ptr}}, oldsize=24): {NOT_HELD}");
 }
 
 #[test]
@@ -278,21 +272,25 @@ fn fatal_doublesize_keeping_more_than_the_most_recent_block() {
     );
 }
 
+/// Like [`expect_fatal`], and the marking handler of `fatal.c` got the same line
+/// after it was written to stderr.
+fn expect_handled(case: &str, template: &str) {
+    let (line, output) = expect_fatal(case, template);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let written = stderr.find(&format!("{line}\n")).expect("the line");
+    let handled = stderr.find(&format!("handler got [{line}]\n"));
+    assert!(
+        handled.is_some_and(|handled| written < handled),
+        "the line on stderr, then the handler with it: {stderr}"
+    );
+}
+
 #[test]
 fn fatal_handler_is_called_with_the_line_then_abort() {
-    let (line, output) = expect_fatal(
+    expect_handled(
         "handler_returns",
         "fatal: onewayalloc_callocz(owa={owa}, nmemb=9223372036854775808, size=2): \
          nmemb * size overflows size_t",
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let written = stderr.find(&format!("{line}\n")).expect("the line");
-    let handled = stderr
-        .find(&format!("handler got [{line}]\n"))
-        .expect("the handler's");
-    assert!(
-        written < handled,
-        "stderr first, then the handler: {stderr}"
     );
 }
 
@@ -311,15 +309,10 @@ fn fatal_handler_may_end_the_process_itself() {
 
 #[test]
 fn fatal_handler_set_by_another_thread_is_called() {
-    let (line, output) = expect_fatal(
+    expect_handled(
         "handler_set_by_another_thread",
         "fatal: onewayalloc_mul_or_fatal(nmemb=18446744073709551615, size=3): \
          nmemb * size overflows size_t, in thread",
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains(&format!("handler got [{line}]")),
-        "{stderr}"
     );
 }
 
@@ -352,15 +345,10 @@ fn fatal_handler_removed_is_not_called() {
 
 #[test]
 fn fatal_in_a_worker_thread_ends_the_process() {
-    let (line, output) = expect_fatal(
+    expect_handled(
         "fatal_in_a_thread",
         "fatal: onewayalloc_callocz(owa={owa}, nmemb=18446744073709551615, \
          size=18446744073709551615): nmemb * size overflows size_t",
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains(&format!("handler got [{line}]")),
-        "{stderr}"
     );
 }
 
