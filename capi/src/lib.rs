@@ -130,10 +130,13 @@ pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
     entry(
         move |line| write!(line, "onewayalloc_create(size_hint={size_hint})"),
         || {
-            let arena =
-                Arena::try_with_size_hint_in(size_hint, Counting).map_err(|_| Reason::Refused {
-                    bytes: size_hint.saturating_add(onewayalloc::PAGE_HEADER_SIZE),
-                })?;
+            // The first page: at least 64 KiB, and the hint after the header (before
+            // rounding to the OS page).
+            let first_page = size_hint
+                .saturating_add(onewayalloc::PAGE_HEADER_SIZE)
+                .max(64 * 1024);
+            let arena = Arena::try_with_size_hint_in(size_hint, Counting)
+                .map_err(|_| Reason::Refused { bytes: first_page })?;
             let handle = Box::try_new(arena).map_err(|_| Reason::Refused {
                 bytes: size_of::<Arena>(),
             })?;
