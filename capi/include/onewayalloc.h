@@ -30,9 +30,10 @@
  *     of NULL, a NULL source with bytes to copy, or a block described wrongly
  *     where the mode can tell (onewayalloc_freez() or onewayalloc_doublesize() of
  *     a pointer the arena does not hold, in the sanitizer mode; an `oldsize`
- *     larger than its block), the call writes one line to stderr, starting with "fatal: " and naming the call and
- *     its arguments, for example
- *         fatal: onewayalloc_callocz(owa=0x55d0c1e0, nmemb=4611686018427387904, size=8): nmemb * size overflows size_t
+ *     larger than its block), the call writes one line to stderr, starting with
+ *     "fatal: " and naming the call and its arguments, for example (one line)
+ *         fatal: onewayalloc_callocz(owa=0x55d0c1e0, nmemb=4611686018427387904,
+ *         size=8): nmemb * size overflows size_t
  *     then calls the handler set by onewayalloc_set_fatal_handler() (if any) with
  *     the same line, then abort()s. No error escapes as a return value, and no
  *     Rust panic ever unwinds into the caller.
