@@ -136,6 +136,8 @@ mod scope;
 mod scratch;
 #[cfg(onewayalloc_separate_blocks)]
 mod separate;
+#[cfg(feature = "serde")]
+pub mod serde;
 mod stats;
 
 /// The allocation state behind every arena: pages and a bump cursor, or in
@@ -185,6 +187,11 @@ pub use stats::{PageInfo, Stats};
 /// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the
 /// one `hashbrown` uses), re-exported so its `Vec` and `Box` match.
 pub use allocator_api2;
+/// The `allocator-api2` crate at version 0.4 (feature `allocator-api2-04`), whose
+/// own `Allocator` trait `&OneWayAlloc` implements too, re-exported so its `Vec` and
+/// `Box` match.
+#[cfg(feature = "allocator-api2-04")]
+pub use allocator_api2_04;
 /// The `hashbrown` crate, re-exported so its `HashMap` matches the arena's `Allocator`.
 pub use hashbrown;
 
