@@ -89,151 +89,82 @@ mod std_types {
     }
 }
 
-/// The same chart in the arena, serialized through the crate's and its
-/// dependencies' own `Serialize` impls; only `Box<[T]>` and `Box<str>` need
-/// `by_deref` (allocator-api2 serializes only sized boxes). Not with `nightly`,
-/// where `Vec` and `Box` are `std`'s types with an allocator, which serde does not
-/// serialize.
-#[cfg(not(feature = "nightly"))]
-mod arena_types {
-    use super::*;
+/// The same chart in the arena, as a module `$name`; `$vec_and_box` is the serde
+/// attribute of its `Vec` and sized `Box` fields. `Box<[T]>` and `Box<str>` always
+/// need `by_deref` (allocator-api2 serializes only sized boxes).
+macro_rules! arena_chart {
+    ($(#[$cfg:meta])* $name:ident, #[$vec_and_box:meta]) => {
+        $(#[$cfg])*
+        mod $name {
+            use super::*;
 
-    #[derive(Serialize)]
-    pub struct Dimension<'a> {
-        pub id: &'a str,
-        pub name: String<'a>,
-        pub points: Vec<'a, f64>,
-        pub meta: Box<'a, Meta>,
-        #[serde(serialize_with = "by_deref")]
-        pub labels: Box<'a, [&'static str]>,
-        #[serde(serialize_with = "by_deref")]
-        pub title: Box<'a, str>,
-    }
-
-    #[derive(Serialize)]
-    pub struct Chart<'a> {
-        pub id: String<'a>,
-        pub dimensions: Vec<'a, Dimension<'a>>,
-        pub tags: HashSet<'a, &'static str>,
-    }
-
-    #[derive(Serialize)]
-    pub struct VirtualChart<'a> {
-        pub context: &'a str,
-        pub charts: Vec<'a, Chart<'a>>,
-        pub by_id: HashMap<'a, &'a str, usize>,
-    }
-
-    pub fn build(arena: &OneWayAlloc) -> VirtualChart<'_> {
-        let mut by_id = HashMap::new_in(arena);
-        let mut charts = Vec::with_capacity_in(CHARTS, arena);
-        for c in 0..CHARTS {
-            let mut dimensions = Vec::new_in(arena);
-            for (d, name) in NAMES.iter().enumerate() {
-                let id: &str = onewayalloc::format_in!(arena, "cpu.cpu{c}.{name}").into_str();
-                by_id.insert(id, c * NAMES.len() + d);
-                dimensions.push(Dimension {
-                    id,
-                    name: String::from_str_in(name, arena),
-                    points: (0..POINTS).map(|t| value(c, d, t)).collect_in(arena),
-                    meta: Box::new_in(
-                        Meta {
-                            units: "%",
-                            priority: d as u32,
-                        },
-                        arena,
-                    ),
-                    labels: NAMES[..d].iter().copied().collect_in(arena),
-                    title: boxed_str(&format!("CPU {name}"), arena),
-                });
+            #[derive(Serialize)]
+            pub struct Dimension<'a> {
+                pub id: &'a str,
+                pub name: String<'a>,
+                #[$vec_and_box]
+                pub points: Vec<'a, f64>,
+                #[$vec_and_box]
+                pub meta: Box<'a, Meta>,
+                #[serde(serialize_with = "by_deref")]
+                pub labels: Box<'a, [&'static str]>,
+                #[serde(serialize_with = "by_deref")]
+                pub title: Box<'a, str>,
             }
-            let tags = ["cpu", if c % 2 == 0 { "even" } else { "odd" }];
-            charts.push(Chart {
-                id: onewayalloc::format_in!(arena, "cpu.cpu{c}"),
-                dimensions,
-                tags: tags.into_iter().collect_in(arena),
-            });
+
+            #[derive(Serialize)]
+            pub struct Chart<'a> {
+                pub id: String<'a>,
+                #[$vec_and_box]
+                pub dimensions: Vec<'a, Dimension<'a>>,
+                pub tags: HashSet<'a, &'static str>,
+            }
+
+            #[derive(Serialize)]
+            pub struct VirtualChart<'a> {
+                pub context: &'a str,
+                #[$vec_and_box]
+                pub charts: Vec<'a, Chart<'a>>,
+                pub by_id: HashMap<'a, &'a str, usize>,
+            }
+
+            pub fn build(arena: &OneWayAlloc) -> VirtualChart<'_> {
+                let mut by_id = HashMap::new_in(arena);
+                let mut charts = Vec::with_capacity_in(CHARTS, arena);
+                for c in 0..CHARTS {
+                    let mut dimensions = Vec::new_in(arena);
+                    for (d, name) in NAMES.iter().enumerate() {
+                        let id: &str = onewayalloc::format_in!(arena, "cpu.cpu{c}.{name}").into_str();
+                        by_id.insert(id, c * NAMES.len() + d);
+                        dimensions.push(Dimension {
+                            id,
+                            name: String::from_str_in(name, arena),
+                            points: (0..POINTS).map(|t| value(c, d, t)).collect_in(arena),
+                            meta: Box::new_in(Meta { units: "%", priority: d as u32 }, arena),
+                            labels: NAMES[..d].iter().copied().collect_in(arena),
+                            title: boxed_str(&format!("CPU {name}"), arena),
+                        });
+                    }
+                    let tags = ["cpu", if c % 2 == 0 { "even" } else { "odd" }];
+                    charts.push(Chart {
+                        id: onewayalloc::format_in!(arena, "cpu.cpu{c}"),
+                        dimensions,
+                        tags: tags.into_iter().collect_in(arena),
+                    });
+                }
+                VirtualChart { context: arena.alloc_str("cpu.cpu"), charts, by_id }
+            }
         }
-        VirtualChart {
-            context: arena.alloc_str("cpu.cpu"),
-            charts,
-            by_id,
-        }
-    }
+    };
 }
 
-/// The same chart with every arena `Vec` and `Box` serialized through `by_deref`:
-/// what works under the `nightly` feature too.
-mod arena_by_deref {
-    use super::*;
+// The arena types' own `Serialize` impls (the crate's and its dependencies'). Not
+// with `nightly`, where `Vec` and `Box` are `std`'s types with an allocator, which
+// serde does not serialize.
+arena_chart!(#[cfg(not(feature = "nightly"))] arena_types, #[serde()]);
 
-    #[derive(Serialize)]
-    pub struct Dimension<'a> {
-        pub id: &'a str,
-        pub name: String<'a>,
-        #[serde(serialize_with = "by_deref")]
-        pub points: Vec<'a, f64>,
-        #[serde(serialize_with = "by_deref")]
-        pub meta: Box<'a, Meta>,
-        #[serde(serialize_with = "by_deref")]
-        pub labels: Box<'a, [&'static str]>,
-        #[serde(serialize_with = "by_deref")]
-        pub title: Box<'a, str>,
-    }
-
-    #[derive(Serialize)]
-    pub struct Chart<'a> {
-        pub id: String<'a>,
-        #[serde(serialize_with = "by_deref")]
-        pub dimensions: Vec<'a, Dimension<'a>>,
-        pub tags: HashSet<'a, &'static str>,
-    }
-
-    #[derive(Serialize)]
-    pub struct VirtualChart<'a> {
-        pub context: &'a str,
-        #[serde(serialize_with = "by_deref")]
-        pub charts: Vec<'a, Chart<'a>>,
-        pub by_id: HashMap<'a, &'a str, usize>,
-    }
-
-    pub fn build(arena: &OneWayAlloc) -> VirtualChart<'_> {
-        let mut by_id = HashMap::new_in(arena);
-        let mut charts = Vec::new_in(arena);
-        for c in 0..CHARTS {
-            let mut dimensions = Vec::new_in(arena);
-            for (d, name) in NAMES.iter().enumerate() {
-                let id: &str = onewayalloc::format_in!(arena, "cpu.cpu{c}.{name}").into_str();
-                by_id.insert(id, c * NAMES.len() + d);
-                dimensions.push(Dimension {
-                    id,
-                    name: String::from_str_in(name, arena),
-                    points: (0..POINTS).map(|t| value(c, d, t)).collect_in(arena),
-                    meta: Box::new_in(
-                        Meta {
-                            units: "%",
-                            priority: d as u32,
-                        },
-                        arena,
-                    ),
-                    labels: NAMES[..d].iter().copied().collect_in(arena),
-                    title: boxed_str(&format!("CPU {name}"), arena),
-                });
-            }
-            let tags = ["cpu", if c % 2 == 0 { "even" } else { "odd" }];
-            charts.push(Chart {
-                id: onewayalloc::format_in!(arena, "cpu.cpu{c}"),
-                dimensions,
-                tags: tags.into_iter().collect_in(arena),
-            });
-        }
-        VirtualChart {
-            context: arena.alloc_str("cpu.cpu"),
-            charts,
-            by_id,
-        }
-    }
-}
+// Every `Vec` and `Box` through `by_deref`: what works under `nightly` too.
+arena_chart!(arena_by_deref, #[serde(serialize_with = "by_deref")]);
 
 /// A `Box<str>` in the arena: the bytes boxed, then reinterpreted.
 fn boxed_str<'a>(s: &str, arena: &'a OneWayAlloc) -> Box<'a, str> {

@@ -130,6 +130,16 @@ fn keep(k: u32) -> impl FnMut(char) -> bool {
     move |c| (c as u32 + k) % 3 != 0
 }
 
+/// `front` characters from the front of a drain, then `back` from its back.
+fn take_both_ends(
+    drain: &mut impl DoubleEndedIterator<Item = char>,
+    front: usize,
+    back: usize,
+) -> (StdString, StdString) {
+    let front = drain.by_ref().take(front).collect();
+    (front, drain.rev().take(back).collect())
+}
+
 /// Applies `op` to `std`'s string.
 fn on_std(s: &mut StdString, op: &Op) -> Value {
     match op.clone() {
@@ -143,8 +153,7 @@ fn on_std(s: &mut StdString, op: &Op) -> Value {
         Op::Retain(k) => s.retain(keep(k)),
         Op::Drain(start, end, front, back) => {
             let mut drain = s.drain((start, end));
-            let front: StdString = drain.by_ref().take(front).collect();
-            let back: StdString = drain.by_ref().rev().take(back).collect();
+            let (front, back) = take_both_ends(&mut drain, front, back);
             return Value::Drained(front, back, drain.as_str().to_string());
         }
         Op::SplitOff(at) | Op::TrySplitOff(at) => return Value::Text(s.split_off(at)),
@@ -176,8 +185,7 @@ fn on_arena(s: &mut String<'_>, op: &Op) -> Value {
         Op::Retain(k) => s.retain(keep(k)),
         Op::Drain(start, end, front, back) => {
             let mut drain = s.drain((start, end));
-            let front: StdString = drain.by_ref().take(front).collect();
-            let back: StdString = drain.by_ref().rev().take(back).collect();
+            let (front, back) = take_both_ends(&mut drain, front, back);
             return Value::Drained(front, back, drain.as_str().to_string());
         }
         Op::SplitOff(at) => return Value::Text(s.split_off(at).to_string()),

@@ -119,6 +119,19 @@ pub trait CollectIn: Iterator + Sized {
 
 impl<I: Iterator> CollectIn for I {}
 
+/// A collection made by `with_capacity(hint)` for the iterator's lower size bound,
+/// then extended with the iterator.
+#[inline]
+fn reserved_then_extended<T, C: Extend<T>>(
+    iter: impl IntoIterator<Item = T>,
+    with_capacity: impl FnOnce(usize) -> C,
+) -> C {
+    let iter = iter.into_iter();
+    let mut collection = with_capacity(iter.size_hint().0);
+    collection.extend(iter);
+    collection
+}
+
 impl<T, B: Allocator> FromIteratorIn<T> for Vec<T, B> {
     type Alloc = B;
 
@@ -127,10 +140,7 @@ impl<T, B: Allocator> FromIteratorIn<T> for Vec<T, B> {
     where
         I: IntoIterator<Item = T>,
     {
-        let iter = iter.into_iter();
-        let mut vec = Vec::with_capacity_in(iter.size_hint().0, alloc);
-        vec.extend(iter);
-        vec
+        reserved_then_extended(iter, |hint| Vec::with_capacity_in(hint, alloc))
     }
 }
 
@@ -158,11 +168,9 @@ where
     where
         I: IntoIterator<Item = (K, V)>,
     {
-        let iter = iter.into_iter();
-        let hint = iter.size_hint().0;
-        let mut map = hashbrown::HashMap::with_capacity_and_hasher_in(hint, S::default(), alloc);
-        map.extend(iter);
-        map
+        reserved_then_extended(iter, |hint| {
+            hashbrown::HashMap::with_capacity_and_hasher_in(hint, S::default(), alloc)
+        })
     }
 }
 
@@ -178,11 +186,9 @@ where
     where
         I: IntoIterator<Item = T>,
     {
-        let iter = iter.into_iter();
-        let hint = iter.size_hint().0;
-        let mut set = hashbrown::HashSet::with_capacity_and_hasher_in(hint, S::default(), alloc);
-        set.extend(iter);
-        set
+        reserved_then_extended(iter, |hint| {
+            hashbrown::HashSet::with_capacity_and_hasher_in(hint, S::default(), alloc)
+        })
     }
 }
 
