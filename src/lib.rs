@@ -41,7 +41,10 @@
 //! bump, freeing is one `reset`, and the pages are reused by the next unit of work
 //! without asking the system allocator again. [`OneWayAlloc::scope`] gives nested
 //! units constant-time rollback, `with_scratch` (with the `std` feature) gives each
-//! thread a retained arena for per-request scratch work, and
+//! thread a retained arena for per-request scratch work, [`Pool`] (with `std`)
+//! shares retained arenas between the threads of a thread pool or an async
+//! service with a bound on their idle memory (it says [which to
+//! pick](Pool#which-per-request-strategy-to-pick)), and
 //! [`set_limit`](OneWayAlloc::set_limit) caps what one unit of work may take.
 //!
 //! Do not use it for:
@@ -98,7 +101,7 @@
 //!
 //! # Cargo features
 //!
-//! - `std` (default): [`with_scratch`] and the OS page size from `page_size`.
+//! - `std` (default): [`with_scratch`], [`Pool`] and the OS page size from `page_size`.
 //!   Without it the crate is `no_std` + `alloc` and rounds pages to 4 KiB.
 //! - `nightly` (nightly toolchain): `allocator-api2` re-exports the standard
 //!   library's `Allocator`, so `std::vec::Vec::new_in(&arena)` and
@@ -143,6 +146,8 @@ pub mod guide;
 // In sanitizer mode only the header size is used.
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
+#[cfg(feature = "std")]
+mod pool;
 mod scope;
 #[cfg(feature = "std")]
 mod scratch;
@@ -191,6 +196,8 @@ pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
+#[cfg(feature = "std")]
+pub use pool::{Pool, PoolStats, PooledArena};
 pub use scope::Scope;
 #[cfg(feature = "std")]
 pub use scratch::with_scratch;
