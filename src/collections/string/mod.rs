@@ -25,6 +25,15 @@ pub use utf8::{FromUtf8Error, FromUtf16Error};
 /// hashes and compares like `str` (so it keys a `HashMap` looked up by `&str`), and
 /// [`into_str`](Self::into_str) turns it into a plain `&'a mut str` without copying.
 ///
+/// It has `std`'s `String` methods under `std`'s names, with `std`'s panics and
+/// messages for bad character boundaries and ranges: [`push`](Self::push),
+/// [`pop`](Self::pop), [`insert`](Self::insert), [`insert_str`](Self::insert_str),
+/// [`remove`](Self::remove), [`retain`](Self::retain), [`drain`](Self::drain),
+/// [`truncate`](Self::truncate), [`split_off`](Self::split_off),
+/// [`replace_range`](Self::replace_range), [`from_utf8`](Self::from_utf8),
+/// [`from_utf8_lossy_in`](Self::from_utf8_lossy_in), `Extend`, `+=`, and more; each
+/// one that allocates has a `try_` twin that returns [`AllocError`] instead.
+///
 /// # Examples
 /// ```
 /// use onewayalloc::{OneWayAlloc, collections::String};
@@ -570,7 +579,16 @@ macro_rules! string_eq {
 }
 string_eq!(str, &'o str, alloc::string::String, Cow<'o, str>);
 
-/// Appends every `char`, reserving the iterator's lower size bound first.
+/// Appends every `char`, reserving the iterator's lower size bound first. `&char`,
+/// `&str`, arena and `std` `String`s and `Cow<str>` extend it too.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut s = onewayalloc::collections::String::new_in(&arena);
+/// s.extend(['c', 'p', 'u']);
+/// s.extend([".", "user"]);
+/// assert_eq!(s, "cpu.user");
+/// ```
 impl<A: Allocator> Extend<char> for String<'_, A> {
     fn extend<I: IntoIterator<Item = char>>(&mut self, iter: I) {
         let iter = iter.into_iter();
