@@ -92,6 +92,18 @@
 //! | `onewayalloc_reset(owa)`             | [`OneWayAlloc::reset`]                      |
 //! | `onewayalloc_destroy(owa)`           | dropping the arena                          |
 //!
+//! Slices come from bumpalo's calls, with bumpalo's names and generic parameters:
+//! [`alloc_slice_clone`](OneWayAlloc::alloc_slice_clone),
+//! [`alloc_slice_fill_copy`](OneWayAlloc::alloc_slice_fill_copy),
+//! [`alloc_slice_fill_clone`](OneWayAlloc::alloc_slice_fill_clone),
+//! [`alloc_slice_fill_default`](OneWayAlloc::alloc_slice_fill_default) and
+//! [`alloc_slice_fill_iter`](OneWayAlloc::alloc_slice_fill_iter), and
+//! [`alloc_slice_fill_with`](OneWayAlloc::alloc_slice_fill_with) (its closure is an
+//! `impl FnMut`, so a turbofish names only `T`); from any iterator
+//! with [`alloc_iter`](OneWayAlloc::alloc_iter), grown in place; and uninitialized
+//! with [`alloc_uninit`](OneWayAlloc::alloc_uninit) and
+//! [`alloc_uninit_slice`](OneWayAlloc::alloc_uninit_slice).
+//!
 //! Every allocating call of the arena, of [`Scope`] and of the arena
 //! [`String`](collections::String) has a `try_` twin that returns [`AllocError`]
 //! instead of panicking (on size overflow) or calling [`handle_alloc_error`] (when
@@ -155,6 +167,7 @@ mod scratch;
 mod separate;
 #[cfg(feature = "serde")]
 pub mod serde;
+mod slices;
 mod stats;
 
 /// The allocation state behind every arena: pages and a bump cursor, or in
