@@ -352,6 +352,17 @@ impl<A: Allocator> BumpCore<A> {
         Some(start)
     }
 
+    /// The bytes the most recent block, `block` of `size` bytes, can grow by in
+    /// place: the free room after it in the current page (what
+    /// [`grow_in_place`](Self::grow_in_place) accepts). `None` when `block` is not
+    /// the most recent block (an empty block at the cursor is).
+    #[inline]
+    pub(crate) fn room_after_last(&self, block: NonNull<u8>, size: usize) -> Option<usize> {
+        self.last_block(block, size)?;
+        // The cursor is at or before the page end: no underflow.
+        Some(self.end.get() - self.cursor.get().addr().get())
+    }
+
     /// Resizes `block` from `old` to `new`, keeping its first `min(old, new)` bytes.
     ///
     /// The most recent block is resized in place when the current page has room (and
