@@ -150,8 +150,10 @@ mod arena;
 // In sanitizer mode the page arithmetic serves only the bad-input checks.
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod arith;
+// Freeing and growing by address alone, for the C API in capi/ (hidden).
 #[cfg(not(onewayalloc_separate_blocks))]
 mod bump;
+mod by_address;
 pub mod collections;
 mod failure;
 pub mod guide;
@@ -209,6 +211,8 @@ pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
+#[doc(hidden)]
+pub use by_address::ByAddressError;
 #[cfg(feature = "std")]
 pub use pool::{Pool, PoolStats, PooledArena};
 pub use scope::Scope;
