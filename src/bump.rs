@@ -296,6 +296,17 @@ impl<A: Allocator> BumpCore<A> {
         }
     }
 
+    /// The bytes from `addr` to the cursor, if `addr` lies in the current page's
+    /// blocks (at or after its payload start, at or before the cursor). A block of
+    /// the current page that starts at `addr` is at most that long: what the
+    /// by-address calls check a caller's size against (see `crate::by_address`).
+    pub(crate) fn handed_out_from(&self, addr: usize) -> Option<usize> {
+        let start = self.current.get().payload_start().addr().get();
+        let cursor = self.cursor.get().addr().get();
+        // `addr <= cursor` here: no underflow.
+        (start..=cursor).contains(&addr).then(|| cursor - addr)
+    }
+
     /// Releases `block` if it is the most recent one (the cursor moves back to its
     /// start); otherwise does nothing: its bytes come back at reset.
     ///
