@@ -3,8 +3,8 @@
 #   docs/results.md         the tables, with the date and the machine they ran on
 #   docs/context_query.svg  the context query's throughput vs malloc, sequential and parallel
 # It runs the harness's (harness/, the onewayalloc-harness crate) context-query,
-# linked-list and reuse subcommands with the benchmark notes (--notes: the targets,
-# met or missed), and the criterion benchmarks
+# linked-list, reuse and http subcommands with the benchmark notes (--notes: the
+# targets, met or missed), and the criterion benchmarks
 # `cargo bench -p onewayalloc-harness --bench alloc`, saved as the criterion baseline
 # "bench-sh" and compared contender by contender with critcmp (installed with
 # `cargo install --locked critcmp` when missing).
@@ -146,12 +146,16 @@ trap 'rm -f "$tmp"' EXIT
     echo "## Reuse across queries"
     echo
     run reuse "${sizes[@]}" --markdown --notes
+    echo
+    echo "## Context query over HTTP (per-request strategies)"
+    echo
+    run http "${sizes[@]}" --markdown --notes
     if [ "$criterion" = 1 ]; then
         bench=(cargo bench -p onewayalloc-harness --bench alloc -- "${crit_args[@]}")
         bench+=(--save-baseline "$baseline")
         compare=(critcmp "$baseline" -g "'^([^/]+/)'" --list)
         echo
-        echo "## Criterion: harness/benches/alloc.rs"
+        echo "## Criterion: harness/benches/alloc/"
         echo
         printf '```sh\n%s\n%s\n```\n\n' "${bench[*]}" "${compare[*]}"
         echo "running ${bench[*]}" >&2

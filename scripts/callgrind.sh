@@ -29,7 +29,7 @@ mkdir -p "$out"
 if [ "$#" -gt 0 ]; then
     ops=("$@")
 else
-    ops=(noop alloc_u8 alloc_u32 allocate_static allocate_hidden grow reset)
+    ops=(noop alloc_u8 alloc_u32 allocate_static allocate_hidden grow reset fill_iter_1k iter_1k)
 fi
 allocators=(owa bumpalo bump-scope)
 small=1000

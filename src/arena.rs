@@ -500,7 +500,8 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Panics
     /// Panics with "overflow" if `len * size_of::<T>()` overflows `isize::MAX`; calls
     /// `handle_alloc_error` if a page is refused. If `f` panics, the elements already
-    /// made are leaked (not dropped) and the arena stays usable.
+    /// made are dropped (once), the block goes back to the arena, and the arena
+    /// stays usable.
     ///
     /// # Examples
     /// ```
@@ -533,19 +534,13 @@ impl<A: Allocator> OneWayAlloc<A> {
         self.alloc_slice_fill_with_in(len, f)
     }
 
+    #[inline(always)]
     fn alloc_slice_fill_with_in<E: Failure, T>(
         &self,
         len: usize,
-        mut f: impl FnMut(usize) -> T,
+        f: impl FnMut(usize) -> T,
     ) -> Result<&mut [T], E> {
-        let layout = Layout::array::<T>(len).map_err(|_| E::overflow())?;
-        let block = self.core.alloc::<E>(layout, Known::ALIGN)?.cast::<T>();
-        for i in 0..len {
-            // SAFETY: the block holds `len` elements of `T` and `i < len`.
-            unsafe { block.add(i).write(f(i)) };
-        }
-        // SAFETY: all `len` elements were written; the block is fresh and unshared.
-        Ok(unsafe { &mut *ptr::slice_from_raw_parts_mut(block.as_ptr(), len) })
+        self.fill_slice_in(len, (0..len).map(f))
     }
 
     /// Allocates a block for `layout` and returns its start, uninitialized. Any

@@ -268,6 +268,17 @@ impl<A: Allocator> BumpCore<A> {
         }
     }
 
+    /// The bytes from `addr` to the cursor, if `addr` lies in the current page's
+    /// blocks (at or after its payload start, at or before the cursor). A block of
+    /// the current page that starts at `addr` is at most that long: what the
+    /// by-address calls check a caller's size against (see `crate::by_address`).
+    pub(crate) fn handed_out_from(&self, addr: usize) -> Option<usize> {
+        let start = self.current.get().payload_start().addr().get();
+        let cursor = self.cursor.get().addr().get();
+        // `addr <= cursor` here: no underflow.
+        (start..=cursor).contains(&addr).then(|| cursor - addr)
+    }
+
     /// Releases `block` if it is the most recent one (the cursor moves back to its
     /// start); otherwise does nothing: its bytes come back at reset.
     ///
@@ -311,6 +322,17 @@ impl<A: Allocator> BumpCore<A> {
         // page; `start` derives from the cursor, which carries the page's provenance.
         self.cursor.set(unsafe { start.add(new.size()) });
         Some(start)
+    }
+
+    /// The bytes the most recent block, `block` of `size` bytes, can grow by in
+    /// place: the free room after it in the current page (what
+    /// [`grow_in_place`](Self::grow_in_place) accepts). `None` when `block` is not
+    /// the most recent block (an empty block at the cursor is).
+    #[inline]
+    pub(crate) fn room_after_last(&self, block: NonNull<u8>, size: usize) -> Option<usize> {
+        self.last_block(block, size)?;
+        // The cursor is at or before the page end: no underflow.
+        Some(self.end.get() - self.cursor.get().addr().get())
     }
 
     /// Resizes `block` from `old` to `new`, keeping its first `min(old, new)` bytes.

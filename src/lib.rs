@@ -26,9 +26,13 @@
 //! ```
 //!
 //! Only `onewayalloc` needs to be in your `Cargo.toml`: [`collections`] names the
-//! arena versions of `Vec`, `Box`, `HashMap`, `HashSet` and `String`, and the crate
-//! re-exports the [`allocator_api2`] and [`hashbrown`] versions it implements
-//! `Allocator` for.
+//! arena versions of `Vec`, `Box`, `HashMap`, `HashSet` and `String`, with
+//! [`vec!`](crate::vec) and `collect_in`, and the crate re-exports the
+//! [`allocator_api2`] and [`hashbrown`] versions it implements `Allocator` for.
+//!
+//! **Coming from bumpalo?** [`guide::from_bumpalo`] maps every bumpalo call and type
+//! to this crate's (the calls keep bumpalo's names), marks the few exceptions, and
+//! ports a bumpalo program.
 //!
 //! # When to use it, and when not
 //!
@@ -88,6 +92,18 @@
 //! | `onewayalloc_reset(owa)`             | [`OneWayAlloc::reset`]                      |
 //! | `onewayalloc_destroy(owa)`           | dropping the arena                          |
 //!
+//! Slices come from bumpalo's calls, with bumpalo's names and generic parameters:
+//! [`alloc_slice_clone`](OneWayAlloc::alloc_slice_clone),
+//! [`alloc_slice_fill_copy`](OneWayAlloc::alloc_slice_fill_copy),
+//! [`alloc_slice_fill_clone`](OneWayAlloc::alloc_slice_fill_clone),
+//! [`alloc_slice_fill_default`](OneWayAlloc::alloc_slice_fill_default) and
+//! [`alloc_slice_fill_iter`](OneWayAlloc::alloc_slice_fill_iter), and
+//! [`alloc_slice_fill_with`](OneWayAlloc::alloc_slice_fill_with) (its closure is an
+//! `impl FnMut`, so a turbofish names only `T`); from any iterator
+//! with [`alloc_iter`](OneWayAlloc::alloc_iter), grown in place; and uninitialized
+//! with [`alloc_uninit`](OneWayAlloc::alloc_uninit) and
+//! [`alloc_uninit_slice`](OneWayAlloc::alloc_uninit_slice).
+//!
 //! Every allocating call of the arena, of [`Scope`] and of the arena
 //! [`String`](collections::String) has a `try_` twin that returns [`AllocError`]
 //! instead of panicking (on size overflow) or calling [`handle_alloc_error`] (when
@@ -102,6 +118,13 @@
 //! - `nightly` (nightly toolchain): `allocator-api2` re-exports the standard
 //!   library's `Allocator`, so `std::vec::Vec::new_in(&arena)` and
 //!   `std::boxed::Box::new_in` work too.
+//! - `serde`: `Serialize` for the arena [`String`](collections::String), and through
+//!   the `serde` features of allocator-api2 and hashbrown for the arena `Vec`, sized
+//!   `Box`, `HashMap` and `HashSet`; see the `serde` module for what does not
+//!   serialize and why. It needs `std`.
+//! - `allocator-api2-04`: allocator-api2 0.4's `Allocator` for `&OneWayAlloc` too,
+//!   for crates that speak 0.4 (re-exported as `allocator_api2_04`); 0.2 stays the
+//!   default.
 //! - `separate-blocks`: the sanitizer mode. Every allocation is its own block of
 //!   the backing allocator, so AddressSanitizer, Valgrind and Miri see each one.
 //!   `deallocate` releases a block at once; `reset`, the end of a scope and drop
@@ -127,10 +150,13 @@ mod arena;
 // In sanitizer mode the page arithmetic serves only the bad-input checks.
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod arith;
+// Freeing and growing by address alone, for the C API in capi/ (hidden).
 #[cfg(not(onewayalloc_separate_blocks))]
 mod bump;
+mod by_address;
 pub mod collections;
 mod failure;
+pub mod guide;
 // In sanitizer mode only the header size is used.
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
@@ -141,6 +167,9 @@ mod scope;
 mod scratch;
 #[cfg(onewayalloc_separate_blocks)]
 mod separate;
+#[cfg(feature = "serde")]
+pub mod serde;
+mod slices;
 mod stats;
 
 /// The allocation state behind every arena: pages and a bump cursor, or in
@@ -182,6 +211,8 @@ pub const SEPARATE_BLOCKS: bool = cfg!(onewayalloc_separate_blocks);
 
 pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
+#[doc(hidden)]
+pub use by_address::ByAddressError;
 #[cfg(feature = "std")]
 pub use pool::{Pool, PoolStats, PooledArena};
 pub use scope::Scope;
@@ -192,6 +223,11 @@ pub use stats::{PageInfo, Stats};
 /// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the
 /// one `hashbrown` uses), re-exported so its `Vec` and `Box` match.
 pub use allocator_api2;
+/// The `allocator-api2` crate at version 0.4 (feature `allocator-api2-04`), whose
+/// own `Allocator` trait `&OneWayAlloc` implements too, re-exported so its `Vec` and
+/// `Box` match.
+#[cfg(feature = "allocator-api2-04")]
+pub use allocator_api2_04;
 /// The `hashbrown` crate, re-exported so its `HashMap` matches the arena's `Allocator`.
 pub use hashbrown;
 

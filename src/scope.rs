@@ -167,11 +167,14 @@ impl<A: Allocator> OneWayAlloc<A> {
 macro_rules! delegate {
     ($(
         $(#[$doc:meta])*
-        fn $name:ident $([$($generic:tt)*])? ($($arg:ident: $ty:ty),*) -> $ret:ty;
+        fn $name:ident $([$($generic:tt)*])? ($($arg:ident: $ty:ty),*) -> $ret:ty
+        $(where [$($bound:tt)*])?;
     )*) => {$(
         $(#[$doc])*
         #[inline]
-        pub fn $name $(<$($generic)*>)? (&self, $($arg: $ty),*) -> $ret {
+        pub fn $name $(<$($generic)*>)? (&self, $($arg: $ty),*) -> $ret
+        $(where $($bound)*)?
+        {
             self.arena.$name($($arg),*)
         }
     )*};
@@ -222,6 +225,132 @@ impl<'s, A: Allocator> Scope<'s, A> {
             len: usize,
             f: impl FnMut(usize) -> T
         ) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_slice_clone`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_slice_clone(&[0..1, 2..3]), [0..1, 2..3]));
+        /// ```
+        fn alloc_slice_clone[T: Clone](src: &[T]) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_slice_clone`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.try_alloc_slice_clone(&[0..1]).unwrap(), [0..1]));
+        /// ```
+        fn try_alloc_slice_clone[T: Clone](src: &[T]) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_slice_fill_copy`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_slice_fill_copy(2, 9u8), [9, 9]));
+        /// ```
+        fn alloc_slice_fill_copy[T: Copy](len: usize, value: T) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_slice_fill_copy`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert!(s.try_alloc_slice_fill_copy(usize::MAX, 0u32).is_err()));
+        /// ```
+        fn try_alloc_slice_fill_copy[T: Copy](
+            len: usize,
+            value: T
+        ) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_slice_fill_clone`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_slice_fill_clone(2, &(1..4)), [1..4, 1..4]));
+        /// ```
+        fn alloc_slice_fill_clone[T: Clone](len: usize, value: &T) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_slice_fill_clone`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.try_alloc_slice_fill_clone(1, &(1..4)).unwrap(), [1..4]));
+        /// ```
+        fn try_alloc_slice_fill_clone[T: Clone](
+            len: usize,
+            value: &T
+        ) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_slice_fill_default`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_slice_fill_default::<u64>(3), [0, 0, 0]));
+        /// ```
+        fn alloc_slice_fill_default[T: Default](len: usize) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_slice_fill_default`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.try_alloc_slice_fill_default::<u8>(1).unwrap(), [0]));
+        /// ```
+        fn try_alloc_slice_fill_default[T: Default](
+            len: usize
+        ) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_slice_fill_iter`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_slice_fill_iter([1, 2].map(|i| i * 3)), [3, 6]));
+        /// ```
+        fn alloc_slice_fill_iter[T, I](iter: I) -> &'s mut [T]
+        where [I: IntoIterator<Item = T>, I::IntoIter: ExactSizeIterator];
+        /// [`OneWayAlloc::try_alloc_slice_fill_iter`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.try_alloc_slice_fill_iter(0..2).unwrap(), [0, 1]));
+        /// ```
+        fn try_alloc_slice_fill_iter[T, I](iter: I) -> Result<&'s mut [T], AllocError>
+        where [I: IntoIterator<Item = T>, I::IntoIter: ExactSizeIterator];
+        /// [`OneWayAlloc::alloc_iter`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_iter((0..9).filter(|i| i % 4 == 0)), [0, 4, 8]));
+        /// ```
+        fn alloc_iter[T](iter: impl IntoIterator<Item = T>) -> &'s mut [T];
+        /// [`OneWayAlloc::try_alloc_iter`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.try_alloc_iter("ab".chars()).unwrap(), ['a', 'b']));
+        /// ```
+        fn try_alloc_iter[T](
+            iter: impl IntoIterator<Item = T>
+        ) -> Result<&'s mut [T], AllocError>;
+        /// [`OneWayAlloc::alloc_uninit`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(*s.alloc_uninit::<u16>().write(4), 4));
+        /// ```
+        fn alloc_uninit[T]() -> &'s mut MaybeUninit<T>;
+        /// [`OneWayAlloc::try_alloc_uninit`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(*s.try_alloc_uninit::<u16>().unwrap().write(4), 4));
+        /// ```
+        fn try_alloc_uninit[T]() -> Result<&'s mut MaybeUninit<T>, AllocError>;
+        /// [`OneWayAlloc::alloc_uninit_slice`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert_eq!(s.alloc_uninit_slice::<u64>(5).len(), 5));
+        /// ```
+        fn alloc_uninit_slice[T](len: usize) -> &'s mut [MaybeUninit<T>];
+        /// [`OneWayAlloc::try_alloc_uninit_slice`] for the scope's lifetime.
+        ///
+        /// ```
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// arena.scope(|s| assert!(s.try_alloc_uninit_slice::<u64>(usize::MAX).is_err()));
+        /// ```
+        fn try_alloc_uninit_slice[T](
+            len: usize
+        ) -> Result<&'s mut [MaybeUninit<T>], AllocError>;
         /// [`OneWayAlloc::alloc_layout`] (the block lives for the scope's lifetime).
         fn alloc_layout(layout: Layout) -> NonNull<u8>;
         /// [`OneWayAlloc::try_alloc_layout`] (the block lives for the scope's lifetime).

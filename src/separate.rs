@@ -168,15 +168,47 @@ impl<A: Allocator> SeparateBlocks<A> {
         if layout.size() == 0 {
             return;
         }
-        let recorded = self.record.borrow_mut().remove(block.addr().get());
-        let Some(recorded) = recorded else {
+        let addr = block.addr().get();
+        debug_assert!(
+            self.recorded_block(addr)
+                .is_none_or(|(_, recorded)| recorded == layout)
+        );
+        // SAFETY: the caller's guarantee: the block is not used after `deallocate`.
+        if !unsafe { self.release_at(addr) } {
             panic!(
                 "onewayalloc: deallocate of a block this arena does not hold (freed twice, \
                  released by reset or a scope, or from another arena)"
             );
-        };
-        debug_assert_eq!(recorded.layout, layout);
-        self.release(recorded);
+        }
+    }
+
+    /// The outstanding block that starts at `addr`, if the arena holds one: its
+    /// pointer (with the provenance the backing allocator gave it) and the layout it
+    /// was obtained with. What the C API's by-address calls need, since C passes no
+    /// size (see `crate::by_address`).
+    pub(crate) fn recorded_block(&self, addr: usize) -> Option<(NonNull<u8>, Layout)> {
+        let record = self.record.borrow();
+        let number = record.by_addr.get(&addr)?;
+        record
+            .by_number
+            .get(number)
+            .map(|block| (block.ptr, block.layout))
+    }
+
+    /// Releases the outstanding block that starts at `addr`, at once; `false` (and
+    /// nothing happens) if the arena holds no block there.
+    ///
+    /// # Safety
+    /// No pointer into that block may be used afterwards.
+    pub(crate) unsafe fn release_at(&self, addr: usize) -> bool {
+        let recorded = self.record.borrow_mut().remove(addr);
+        match recorded {
+            Some(block) => {
+                self.release(block);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Returns a block, no longer recorded, to the backing allocator.

@@ -129,3 +129,233 @@ fn collections_inside_scopes() {
     assert_eq!(answer, 9 + 999 * 1000 / 2);
     assert_eq!(arena.stats().used, before);
 }
+
+// `vec![in &arena; ...]`
+
+#[test]
+fn vec_macro_forms() {
+    use std::rc::Rc;
+    let mut arena = OneWayAlloc::new();
+    let empty: Vec<u32> = onewayalloc::vec![in &arena];
+    assert!(empty.is_empty() && empty.capacity() == 0);
+    let also_empty: Vec<u32> = onewayalloc::vec![in &arena;];
+    assert!(also_empty.is_empty());
+    let listed = onewayalloc::vec![in &arena; 1, 2, 3];
+    assert_eq!(listed, [1, 2, 3]);
+    assert_eq!(listed.capacity(), 3); // one allocation of exactly their number
+    let trailing = onewayalloc::vec![in &arena; "a", "b",];
+    assert_eq!(trailing, ["a", "b"]);
+    let one = onewayalloc::vec![in &arena; 7u8];
+    assert_eq!(one, [7]);
+    let zeros = onewayalloc::vec![in &arena; 0u64; 100];
+    assert_eq!((zeros.len(), zeros.capacity()), (100, 100));
+    assert!(zeros.iter().all(|&z| z == 0));
+    // `value; n` clones n - 1 times and moves the value in last; n == 0 drops it.
+    let shared = Rc::new(5);
+    let clones = onewayalloc::vec![in &arena; Rc::clone(&shared); 3];
+    assert_eq!(Rc::strong_count(&shared), 4);
+    drop(clones);
+    let none = onewayalloc::vec![in &arena; Rc::clone(&shared); 0];
+    assert!(none.is_empty());
+    assert_eq!(Rc::strong_count(&shared), 1);
+    // Nested, and the element expressions run before the vector is allocated.
+    let nested = onewayalloc::vec![in &arena; onewayalloc::vec![in &arena; 1], onewayalloc::vec![in &arena; 2, 3]];
+    assert_eq!(nested[1], [2, 3]);
+    drop((
+        empty, also_empty, listed, trailing, one, zeros, none, nested,
+    ));
+    arena.reset();
+    let total = arena.scope(|s| {
+        let words = onewayalloc::vec![in s.arena(); "in", "a", "scope"];
+        let counts = onewayalloc::vec![in s.arena(); 1usize; 3];
+        words.len() + counts.iter().sum::<usize>()
+    });
+    assert_eq!(total, 6);
+}
+
+#[test]
+fn vec_macro_list_is_one_block_at_the_top() {
+    if !onewayalloc::SEPARATE_BLOCKS {
+        let arena = OneWayAlloc::new();
+        let before = arena.stats().used;
+        let v = onewayalloc::vec![in &arena; 1u64, 2, 3, 4];
+        assert_eq!(arena.stats().used - before, 4 * 8 + (8 - before % 8) % 8);
+        drop(v); // the most recent block: rolled back
+        assert_eq!(arena.stats().used, before);
+    }
+}
+
+// `collect_in` for every `FromIteratorIn` impl
+
+use onewayalloc::collections::{CollectIn, FromIteratorIn};
+
+#[test]
+fn collect_in_vec_and_boxed_slice() {
+    let mut arena = OneWayAlloc::new();
+    let v: Vec<u32> = (0..10).collect_in(&arena);
+    assert_eq!(v, (0..10).collect::<std::vec::Vec<_>>()[..]);
+    assert_eq!(v.capacity(), 10); // the exact hint, reserved once
+    let turbofish = (0..3).collect_in::<Vec<_>>(&arena);
+    assert_eq!(turbofish, [0, 1, 2]);
+    let filtered: Vec<u32> = (0..100).filter(|n| n % 7 == 0).collect_in(&arena);
+    assert_eq!(filtered.len(), 15);
+    let boxed: Box<[u32]> = (0..5).map(|n| n * n).collect_in(&arena);
+    assert_eq!(&*boxed, &[0, 1, 4, 9, 16]);
+    let from_filter: Box<[u32]> = (0..50).filter(|n| n % 2 == 0).collect_in(&arena);
+    assert_eq!(from_filter.len(), 25);
+    let v2 = Vec::from_iter_in([1, 2], &arena);
+    assert_eq!(v2, [1, 2]);
+    // Any allocator-api2 allocator works, the arena's loan from a scope included.
+    drop((v, turbofish, filtered, boxed, from_filter, v2));
+    let n = arena.scope(|s| (0..4).collect_in::<Vec<_>>(s.arena()).len());
+    assert_eq!(n, 4);
+    let global: onewayalloc::allocator_api2::vec::Vec<u8, onewayalloc::Global> =
+        (1..=2).collect_in(onewayalloc::Global);
+    assert_eq!(global, [1, 2]);
+}
+
+#[test]
+fn collect_in_a_filter_grows_in_place_without_copies() {
+    if !onewayalloc::SEPARATE_BLOCKS {
+        let arena = OneWayAlloc::new();
+        let n = if cfg!(miri) { 500 } else { 5000 };
+        let v: Vec<u64> = (0..n).filter(|x| x % 3 != 0).collect_in(&arena);
+        assert!(
+            arena.stats().used <= v.capacity() * 8,
+            "{:?}",
+            arena.stats()
+        );
+    }
+}
+
+#[test]
+fn collect_in_maps_and_sets() {
+    let arena = OneWayAlloc::new();
+    let n = if cfg!(miri) { 50 } else { 1000 };
+    let map: HashMap<u32, u32> = (0..n).map(|i| (i, i * 2)).collect_in(&arena);
+    assert_eq!(map.len(), n as usize);
+    assert_eq!(map[&7], 14);
+    let set: HashSet<u32> = [3, 1, 3, 2].into_iter().collect_in(&arena);
+    assert_eq!(set.len(), 3);
+    let keyed: HashMap<&str, usize> = ["a", "b"].into_iter().zip(0..).collect_in(&arena);
+    assert_eq!(keyed["b"], 1);
+    let set2 = HashSet::from_iter_in(0..4u8, &arena);
+    assert!(set2.contains(&3));
+}
+
+#[test]
+fn a_map_reserves_the_size_hint_once() {
+    if !onewayalloc::SEPARATE_BLOCKS {
+        let n = if cfg!(miri) { 50 } else { 1000 };
+        // An exact hint: the same bytes as a map made with that capacity, so no
+        // rehash abandoned a table.
+        let reserved = {
+            let arena = OneWayAlloc::new();
+            let mut map: HashMap<u32, u32> = HashMap::with_capacity_in(n as usize, &arena);
+            map.extend((0..n).map(|i| (i, i)));
+            arena.stats().used
+        };
+        let arena = OneWayAlloc::new();
+        let map: HashMap<u32, u32> = (0..n).map(|i| (i, i)).collect_in(&arena);
+        assert_eq!(arena.stats().used, reserved);
+        drop(map);
+        // No hint: the map rehashes as it grows; the abandoned tables stay until
+        // reset, about one final table more (the documented cost).
+        let arena = OneWayAlloc::new();
+        let map: HashMap<u32, u32> = (0..n).filter(|_| true).map(|i| (i, i)).collect_in(&arena);
+        let grown = arena.stats().used;
+        assert!(grown > reserved, "{grown} <= {reserved}");
+        assert!(grown <= 3 * reserved, "{grown} > 3 * {reserved}");
+        assert_eq!(map.len(), n as usize);
+    }
+}
+
+#[test]
+fn collect_in_strings() {
+    let arena = OneWayAlloc::new();
+    let from_chars: String = "owa".chars().rev().collect_in(&arena);
+    assert_eq!(from_chars, "awo");
+    let from_char_refs: String = ['é', 'x'].iter().collect_in(&arena);
+    assert_eq!(from_char_refs, "éx");
+    let from_strs: String = ["cpu", ".", "user"].into_iter().collect_in(&arena);
+    assert_eq!(from_strs, "cpu.user");
+    let inherent = String::from_iter_in(['a', 'b'], &arena);
+    assert_eq!(inherent, "ab");
+}
+
+#[test]
+fn collect_in_options_and_results_stop_at_the_first_failure() {
+    let arena = OneWayAlloc::new();
+    let all: Option<Vec<u32>> = [Some(1), Some(2)].into_iter().collect_in(&arena);
+    assert_eq!(all.unwrap(), [1, 2]);
+    let mut taken = 0;
+    let missing: Option<Vec<u32>> = [Some(1), None, Some(3)]
+        .into_iter()
+        .inspect(|_| taken += 1)
+        .collect_in(&arena);
+    assert!(missing.is_none());
+    assert_eq!(taken, 2); // nothing after the first None
+    let parsed: Result<Vec<u8>, _> = ["1", "2"]
+        .iter()
+        .map(|s| s.parse::<u8>())
+        .collect_in(&arena);
+    assert_eq!(parsed.unwrap(), [1, 2]);
+    let failed: Result<Box<[u8]>, &str> = [Ok(1), Err("bad"), Err("worse")]
+        .into_iter()
+        .collect_in(&arena);
+    assert_eq!(failed.unwrap_err(), "bad");
+    let text: Result<String, ()> = [Ok("a"), Ok("b")].into_iter().collect_in(&arena);
+    assert_eq!(text.unwrap(), "ab");
+    let map: Option<HashMap<u8, u8>> = [Some((1, 2))].into_iter().collect_in(&arena);
+    assert_eq!(map.unwrap()[&1], 2);
+    let nested: Option<Result<Vec<u8>, ()>> = [Some(Ok(1))].into_iter().collect_in(&arena);
+    assert_eq!(nested.unwrap().unwrap(), [1]);
+}
+
+#[test]
+fn a_panicking_iterator_leaves_the_arena_usable() {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::rc::Rc;
+    let arena = OneWayAlloc::new();
+    let counter = Rc::new(());
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let _: Vec<Rc<()>> = (0..10)
+            .map(|i| {
+                if i == 5 {
+                    panic!("iterator panics")
+                } else {
+                    Rc::clone(&counter)
+                }
+            })
+            .collect_in(&arena);
+    }));
+    assert!(result.is_err());
+    assert_eq!(Rc::strong_count(&counter), 1); // the items taken were dropped, once
+    let v: Vec<u8> = (0..3).collect_in(&arena);
+    assert_eq!(v, [0, 1, 2]);
+}
+
+// From a collection to a plain arena slice (bumpalo's `into_bump_slice`, `into_bump_str`)
+
+#[test]
+fn leak_and_into_str_give_slices_for_the_arena_lifetime() {
+    struct Node<'a> {
+        name: &'a str,
+        children: &'a [u32],
+    }
+    let arena = OneWayAlloc::new();
+    let nodes: std::vec::Vec<Node<'_>> = (0..3)
+        .map(|i| {
+            let children: Vec<u32> = (0..i).collect_in(&arena);
+            Node {
+                name: format_in!(&arena, "n{i}").into_str(),
+                children: children.leak(),
+            }
+        })
+        .collect();
+    assert_eq!(nodes[2].name, "n2");
+    assert_eq!(nodes[2].children, [0, 1]);
+    let boxed: &mut [u8] = Box::leak((0..2).collect_in::<Box<[u8]>>(&arena));
+    boxed[0] = 9;
+    assert_eq!(boxed, [9, 1]);
+}

@@ -7,7 +7,6 @@
 mod common;
 
 use core::alloc::Layout;
-use std::process::Command;
 
 use allocator_api2::alloc::Allocator;
 use common::{KIB, PAGE_MODE, check_consistent, header_size, round_os};
@@ -187,27 +186,11 @@ fn child_plain_call_over_the_limit() {
 #[test]
 #[cfg_attr(miri, ignore = "Miri cannot spawn processes")]
 fn plain_calls_over_the_limit_end_in_handle_alloc_error() {
-    use std::os::unix::process::ExitStatusExt;
-    let exe = std::env::current_exe().unwrap();
     for case in ["alloc_bytes", "vec_push"] {
-        let out = Command::new(&exe)
-            .args([
-                "--exact",
-                "child_plain_call_over_the_limit",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, case)
-            .env("RUST_BACKTRACE", "0")
-            .env("ASAN_OPTIONS", "detect_leaks=0")
-            .output()
-            .unwrap();
-        let stderr = std::string::String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.signal(), Some(6), "{case}: SIGABRT\n{stderr}");
-        assert!(!std::string::String::from_utf8_lossy(&out.stdout).contains("CHILD-SURVIVED"));
-        assert!(
-            stderr.contains("memory allocation of ") && stderr.contains(" bytes failed"),
-            "{case}: {stderr}"
+        common::assert_child_ends_in_handle_alloc_error(
+            "child_plain_call_over_the_limit",
+            CHILD_ENV,
+            case,
         );
     }
 }

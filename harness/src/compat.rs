@@ -16,6 +16,24 @@ use std::alloc::GlobalAlloc;
 
 use onewayalloc::allocator_api2::alloc::{AllocError, Allocator};
 
+/// The methods that resize a block (`grow`, `grow_zeroed`, `shrink`), forwarded to
+/// bump-scope's trait method of the same name.
+macro_rules! forward_resize {
+    ($($method:ident),*) => {$(
+        #[inline(always)]
+        unsafe fn $method(
+            &self,
+            ptr: NonNull<u8>,
+            old_layout: Layout,
+            new_layout: Layout,
+        ) -> Result<NonNull<[u8]>, AllocError> {
+            // SAFETY: forwarded from the caller.
+            unsafe { bump_scope::alloc::Allocator::$method(&self.0, ptr, old_layout, new_layout) }
+                .map_err(|_| AllocError)
+        }
+    )*};
+}
+
 /// bump-scope's `Bump` through `allocator_api2` 0.2 (see the module docs).
 #[derive(Clone, Copy)]
 pub struct BumpScopeApi2<'a>(pub &'a bump_scope::Bump);
@@ -39,41 +57,7 @@ unsafe impl Allocator for BumpScopeApi2<'_> {
         unsafe { bump_scope::alloc::Allocator::deallocate(&self.0, ptr, layout) }
     }
 
-    #[inline(always)]
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old_layout: Layout,
-        new_layout: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { bump_scope::alloc::Allocator::grow(&self.0, ptr, old_layout, new_layout) }
-            .map_err(|_| AllocError)
-    }
-
-    #[inline(always)]
-    unsafe fn grow_zeroed(
-        &self,
-        ptr: NonNull<u8>,
-        old_layout: Layout,
-        new_layout: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { bump_scope::alloc::Allocator::grow_zeroed(&self.0, ptr, old_layout, new_layout) }
-            .map_err(|_| AllocError)
-    }
-
-    #[inline(always)]
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old_layout: Layout,
-        new_layout: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { bump_scope::alloc::Allocator::shrink(&self.0, ptr, old_layout, new_layout) }
-            .map_err(|_| AllocError)
-    }
+    forward_resize!(grow, grow_zeroed, shrink);
 }
 
 /// mimalloc through `allocator_api2` 0.2, by its `GlobalAlloc` methods.

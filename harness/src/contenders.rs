@@ -1,5 +1,12 @@
-//! The contenders: every allocator the harness compares, behind one [`Arena`] trait
-//! that a worker owns, runs queries on and resets.
+//! The contenders: every allocator the harness compares, listed once in
+//! [`Contender`], behind one [`Arena`] trait that a worker owns, runs queries on and
+//! resets.
+//!
+//! An experiment lists the contenders it compares (a slice of [`Contender`], the
+//! reference first) and makes its own runner of each with [`Contender::build`] and a
+//! [`Build`]; [`rotations`] gives the interleaved order of its rounds and
+//! [`Agreement`] checks that every contender computed the same results. A new
+//! contender is a variant here, its name, and its `Arena` impl.
 
 use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{Allocator, Global};
@@ -32,6 +39,142 @@ pub trait Arena {
     /// The sizes of the blocks held, in list order, if the arena tells.
     fn block_sizes(&self) -> Option<Vec<usize>> {
         None
+    }
+}
+
+/// Every allocator the experiments run on.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Contender {
+    /// glibc's malloc, the global allocator ([`Malloc`]).
+    Malloc,
+    /// mimalloc ([`Mimalloc`]).
+    Mimalloc,
+    /// bumpalo's `Bump`, reset with `reset`.
+    Bumpalo,
+    /// bump-scope's `Bump`, reset with `reset` ([`ScopeReset`]).
+    BumpScopeReset,
+    /// bump-scope's `Bump`, reset with `reset_to_start` ([`ScopeResetToStart`]).
+    BumpScopeResetToStart,
+    /// `OneWayAlloc` on the global allocator.
+    OneWayAlloc,
+    /// The pre-faulted linear buffer, the speed of light ([`LinearBuffer`]).
+    Linear,
+}
+
+/// What part a contender plays in the comparisons.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// A general-purpose heap allocator.
+    Heap,
+    /// A bump arena: the peers of `OneWayAlloc`.
+    Arena,
+    /// `OneWayAlloc` itself.
+    Owa,
+    /// The speed-of-light reference.
+    Linear,
+}
+
+impl Kind {
+    /// An arena of the comparison "vs best other arena": a peer or onewayalloc.
+    pub fn is_arena(self) -> bool {
+        matches!(self, Kind::Arena | Kind::Owa)
+    }
+}
+
+/// What an experiment makes of a contender's allocator: its worker or runner, usually
+/// a `Box<dyn Trait>` of the experiment's own trait.
+pub trait Build {
+    type Output;
+    fn build<S: Arena + 'static>(self, arena: S) -> Self::Output;
+}
+
+impl Contender {
+    /// Every contender, malloc (the reference of every ratio) first.
+    pub const ALL: [Contender; 7] = [
+        Contender::Malloc,
+        Contender::Mimalloc,
+        Contender::Bumpalo,
+        Contender::BumpScopeReset,
+        Contender::BumpScopeResetToStart,
+        Contender::OneWayAlloc,
+        Contender::Linear,
+    ];
+
+    /// The name the tables show.
+    pub fn name(self) -> &'static str {
+        match self {
+            Contender::Malloc => "malloc (glibc)",
+            Contender::Mimalloc => "mimalloc",
+            Contender::Bumpalo => "bumpalo (reset)",
+            Contender::BumpScopeReset => "bump-scope (reset)",
+            Contender::BumpScopeResetToStart => "bump-scope (reset_to_start)",
+            Contender::OneWayAlloc => "onewayalloc",
+            Contender::Linear => "linear buffer",
+        }
+    }
+
+    pub fn kind(self) -> Kind {
+        match self {
+            Contender::Malloc | Contender::Mimalloc => Kind::Heap,
+            Contender::Bumpalo | Contender::BumpScopeReset | Contender::BumpScopeResetToStart => {
+                Kind::Arena
+            }
+            Contender::OneWayAlloc => Kind::Owa,
+            Contender::Linear => Kind::Linear,
+        }
+    }
+
+    /// Creates this contender's allocator, fresh (a linear buffer of `linear_bytes`,
+    /// which must hold the whole job), and hands it to `build`.
+    pub fn build<B: Build>(self, linear_bytes: usize, build: B) -> B::Output {
+        match self {
+            Contender::Malloc => build.build(Malloc),
+            Contender::Mimalloc => build.build(Mimalloc),
+            Contender::Bumpalo => build.build(bumpalo::Bump::new()),
+            Contender::BumpScopeReset => build.build(ScopeReset(bump_scope::Bump::new())),
+            Contender::BumpScopeResetToStart => {
+                build.build(ScopeResetToStart(bump_scope::Bump::new()))
+            }
+            Contender::OneWayAlloc => build.build(OneWayAlloc::new()),
+            Contender::Linear => build.build(LinearBuffer::new(linear_bytes)),
+        }
+    }
+}
+
+/// The order of an interleaved run: `rounds` rounds of one step per contender, each
+/// round starting one contender further (round `r` starts with contender `r % n`),
+/// so that a noisy machine slows every contender alike. Yields `(round, contender)`.
+pub fn rotations(rounds: usize, contenders: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..rounds).flat_map(move |r| (0..contenders).map(move |k| (r, (r + k) % contenders)))
+}
+
+/// The first result seen for each key (a query, a seed), which every later result
+/// for that key must equal.
+pub struct Agreement<T> {
+    first: Vec<Option<T>>,
+}
+
+impl<T: PartialEq + Clone> Agreement<T> {
+    pub fn new(keys: usize) -> Self {
+        Agreement {
+            first: vec![None; keys],
+        }
+    }
+
+    /// Records `value` as the result for `key`, or checks it against the one recorded.
+    ///
+    /// # Panics
+    /// If it differs, with `mismatch()` as the message.
+    pub fn check(&mut self, key: usize, value: T, mismatch: impl FnOnce() -> String) {
+        match &self.first[key] {
+            Some(first) => assert!(*first == value, "{}", mismatch()),
+            None => self.first[key] = Some(value),
+        }
+    }
+
+    /// The result recorded for `key`, if any.
+    pub fn get(&self, key: usize) -> Option<&T> {
+        self.first[key].as_ref()
     }
 }
 
@@ -110,37 +253,28 @@ pub struct ScopeReset(pub bump_scope::Bump);
 /// bump-scope's `Bump`, reset with `reset_to_start` (keeps every chunk).
 pub struct ScopeResetToStart(pub bump_scope::Bump);
 
-impl Arena for ScopeReset {
-    type Alloc<'a> = ScopeRef<'a>;
-    fn allocator(&self) -> ScopeRef<'_> {
-        ScopeRef(&self.0)
-    }
-    fn reset(&mut self) {
-        self.0.reset();
-    }
-    fn capacity(&self) -> Option<usize> {
-        Some(self.0.stats().size())
-    }
-    fn used(&self) -> Option<usize> {
-        Some(self.0.stats().allocated())
-    }
+/// The `Arena` impl of a bump-scope wrapper that resets with `$reset`.
+macro_rules! bump_scope_arena {
+    ($($wrapper:ident: $reset:ident),*) => {$(
+        impl Arena for $wrapper {
+            type Alloc<'a> = ScopeRef<'a>;
+            fn allocator(&self) -> ScopeRef<'_> {
+                ScopeRef(&self.0)
+            }
+            fn reset(&mut self) {
+                self.0.$reset();
+            }
+            fn capacity(&self) -> Option<usize> {
+                Some(self.0.stats().size())
+            }
+            fn used(&self) -> Option<usize> {
+                Some(self.0.stats().allocated())
+            }
+        }
+    )*};
 }
 
-impl Arena for ScopeResetToStart {
-    type Alloc<'a> = ScopeRef<'a>;
-    fn allocator(&self) -> ScopeRef<'_> {
-        ScopeRef(&self.0)
-    }
-    fn reset(&mut self) {
-        self.0.reset_to_start();
-    }
-    fn capacity(&self) -> Option<usize> {
-        Some(self.0.stats().size())
-    }
-    fn used(&self) -> Option<usize> {
-        Some(self.0.stats().allocated())
-    }
-}
+bump_scope_arena!(ScopeReset: reset, ScopeResetToStart: reset_to_start);
 
 impl Arena for LinearBuffer {
     type Alloc<'a> = &'a LinearBuffer;

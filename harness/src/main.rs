@@ -6,6 +6,8 @@
 //! cargo run --release -p onewayalloc-harness -- --quick         # the same, small, seconds
 //! cargo run --release -p onewayalloc-harness -- linked-list
 //! cargo run --release -p onewayalloc-harness -- reuse
+//! cargo run --release -p onewayalloc-harness -- http             # over HTTP, ~3 min
+//! cargo run --release -p onewayalloc-harness -- http --quick     # seconds
 //! cargo run --release -p onewayalloc-harness -- instructions alloc_u8 1000 owa
 //! cargo run --release -p onewayalloc-harness -- help [SUBCOMMAND]
 //! ```
@@ -50,6 +52,13 @@ enum Command {
     /// One allocation op N times, for counting instructions under Callgrind
     /// (scripts/callgrind.sh)
     Instructions(cmd::instructions::Args),
+    /// Netdata's context query over HTTP, one run per per-request allocation strategy
+    /// (malloc, a Pool, with_scratch, an arena per request, bumpalo, bump-scope)
+    Http(cmd::http::Args),
+    /// The HTTP experiment's server, which `http` starts in a child process per
+    /// strategy
+    #[command(hide = true)]
+    HttpServer(cmd::http::ServerArgs),
 }
 
 fn main() {
@@ -60,5 +69,7 @@ fn main() {
         Some(Command::LinkedList(args)) => cmd::linked_list::run(&args),
         Some(Command::Reuse(args)) => cmd::reuse::run(&args),
         Some(Command::Instructions(args)) => cmd::instructions::run(&args),
+        Some(Command::Http(args)) => cmd::http::run(&args),
+        Some(Command::HttpServer(args)) => cmd::http::serve(&args),
     }
 }

@@ -41,49 +41,40 @@ pub fn box_str_in<A: Allocator>(s: &str, alloc: A) -> Box<str, A> {
     unsafe { Box::from_raw_in(raw as *mut str, alloc) }
 }
 
-impl<'a> QueryAlloc<'a> for Global {
-    type Str = Box<str, Global>;
-    type Own<T: 'a> = Box<T, Global>;
-    fn keep_str(self, s: &str) -> Self::Str {
-        box_str_in(s, self)
-    }
-    fn keep<T: 'a>(self, value: T) -> Self::Own<T> {
-        Box::new_in(value, self)
-    }
+/// The heap allocators keep strings and values in `Box`es, freed one by one.
+macro_rules! heap_keeps {
+    ($($alloc:ty),* $(,)?) => {$(
+        impl<'a> QueryAlloc<'a> for $alloc {
+            type Str = Box<str, $alloc>;
+            type Own<T: 'a> = Box<T, $alloc>;
+            fn keep_str(self, s: &str) -> Self::Str {
+                box_str_in(s, self)
+            }
+            fn keep<T: 'a>(self, value: T) -> Self::Own<T> {
+                Box::new_in(value, self)
+            }
+        }
+    )*};
 }
 
-impl<'a> QueryAlloc<'a> for MiAlloc {
-    type Str = Box<str, MiAlloc>;
-    type Own<T: 'a> = Box<T, MiAlloc>;
-    fn keep_str(self, s: &str) -> Self::Str {
-        box_str_in(s, self)
-    }
-    fn keep<T: 'a>(self, value: T) -> Self::Own<T> {
-        Box::new_in(value, self)
-    }
+/// The arenas keep them with their own `alloc_str` and `alloc` (`[generics] type`).
+macro_rules! arena_keeps {
+    ($([$($generics:tt)*] $arena:ty),* $(,)?) => {$(
+        impl<'a, $($generics)*> QueryAlloc<'a> for &'a $arena {
+            type Str = &'a str;
+            type Own<T: 'a> = &'a mut T;
+            fn keep_str(self, s: &str) -> &'a str {
+                self.alloc_str(s)
+            }
+            fn keep<T: 'a>(self, value: T) -> &'a mut T {
+                self.alloc(value)
+            }
+        }
+    )*};
 }
 
-impl<'a, B: Allocator + 'a> QueryAlloc<'a> for &'a OneWayAlloc<B> {
-    type Str = &'a str;
-    type Own<T: 'a> = &'a mut T;
-    fn keep_str(self, s: &str) -> &'a str {
-        self.alloc_str(s)
-    }
-    fn keep<T: 'a>(self, value: T) -> &'a mut T {
-        self.alloc(value)
-    }
-}
-
-impl<'a> QueryAlloc<'a> for &'a bumpalo::Bump {
-    type Str = &'a str;
-    type Own<T: 'a> = &'a mut T;
-    fn keep_str(self, s: &str) -> &'a str {
-        self.alloc_str(s)
-    }
-    fn keep<T: 'a>(self, value: T) -> &'a mut T {
-        self.alloc(value)
-    }
-}
+heap_keeps!(Global, MiAlloc);
+arena_keeps!([B: Allocator + 'a] OneWayAlloc<B>, [] bumpalo::Bump, [] LinearBuffer);
 
 impl<'a> QueryAlloc<'a> for ScopeRef<'a> {
     type Str = &'a str;
@@ -93,17 +84,6 @@ impl<'a> QueryAlloc<'a> for ScopeRef<'a> {
     }
     fn keep<T: 'a>(self, value: T) -> &'a mut T {
         bump_scope::BumpBox::leak(self.0.alloc(value))
-    }
-}
-
-impl<'a> QueryAlloc<'a> for &'a LinearBuffer {
-    type Str = &'a str;
-    type Own<T: 'a> = &'a mut T;
-    fn keep_str(self, s: &str) -> &'a str {
-        self.alloc_str(s)
-    }
-    fn keep<T: 'a>(self, value: T) -> &'a mut T {
-        self.alloc(value)
     }
 }
 
@@ -174,7 +154,7 @@ struct VirtualChart<'q, 'a, A: QueryAlloc<'a>> {
 }
 
 /// Lookups by id after the virtual chart is built.
-const LOOKUPS: usize = 1000;
+pub const LOOKUPS: usize = 1000;
 
 /// A cheap deterministic sample, an integer so that sums are exact.
 fn sample(query: usize, chart: usize, dim: usize, t: usize) -> f64 {
@@ -187,6 +167,17 @@ fn sample(query: usize, chart: usize, dim: usize, t: usize) -> f64 {
 /// id -> index map entry per dimension, a name -> group map), aggregate and look up
 /// into a checksum, and drop it all. Returns the checksum.
 pub fn query<'a, A: QueryAlloc<'a>>(alloc: A, db: &Database, seed: usize) -> f64 {
+    answer(alloc, db, seed, |result| result.checksum())
+}
+
+/// The context query of [`query`], whose result `respond` turns into the answer (the
+/// checksum, a JSON body) before the query's structures are dropped.
+pub fn answer<'a, A: QueryAlloc<'a>, R>(
+    alloc: A,
+    db: &Database,
+    seed: usize,
+    respond: impl FnOnce(&QueryResult<'_, 'a, A>) -> R,
+) -> R {
     let mut charts = Vec::new_in(alloc);
     for (c, source) in db.charts.iter().enumerate() {
         let id = alloc.keep_str(&source.id);
@@ -225,15 +216,73 @@ pub fn query<'a, A: QueryAlloc<'a>>(alloc: A, db: &Database, seed: usize) -> f64
             groups[g].1 += dim.points.len();
         }
     }
+    respond(&QueryResult {
+        alloc,
+        db,
+        charts: &charts,
+        vc: &vc,
+    })
+}
 
-    let mut checksum: f64 = vc.groups.iter().map(|&(sum, n)| sum / n as f64).sum();
-    for k in 0..LOOKUPS {
-        let c = k * 7919 % charts.len();
-        let d = k * 104_729 % db.dims;
-        let dim = vc.dimensions[vc.by_id[db.charts[c].dims[d].id.as_str()]];
-        debug_assert_eq!(dim.name.as_ref(), db.charts[c].dims[d].name);
-        debug_assert!(charts[c].id.as_ref() == db.charts[c].id);
-        checksum += dim.points.last().copied().unwrap_or(0.0);
+/// What a context query built, before it is dropped: its virtual chart.
+pub struct QueryResult<'q, 'a, A: QueryAlloc<'a>> {
+    alloc: A,
+    db: &'q Database,
+    charts: &'q [Chart<'a, A>],
+    vc: &'q VirtualChart<'q, 'a, A>,
+}
+
+/// The dimensions of one name (one per chart) and their points.
+pub struct Group<'q> {
+    pub name: &'q str,
+    pub dimensions: usize,
+    pub points: usize,
+    /// The sum of all their points.
+    pub sum: f64,
+}
+
+impl<'a, A: QueryAlloc<'a>> QueryResult<'_, 'a, A> {
+    /// The allocator the query ran on (the request's arena).
+    pub fn allocator(&self) -> A {
+        self.alloc
     }
-    checksum
+
+    /// The checksum: the average of each group, and the last point of
+    /// [`LOOKUPS`] dimensions looked up by id.
+    pub fn checksum(&self) -> f64 {
+        let (db, vc, charts) = (self.db, self.vc, self.charts);
+        let mut checksum: f64 = vc.groups.iter().map(|&(sum, n)| sum / n as f64).sum();
+        for k in 0..LOOKUPS {
+            let c = k * 7919 % charts.len();
+            let d = k * 104_729 % db.dims;
+            let dim = vc.dimensions[vc.by_id[db.charts[c].dims[d].id.as_str()]];
+            debug_assert_eq!(dim.name.as_ref(), db.charts[c].dims[d].name);
+            debug_assert!(charts[c].id.as_ref() == db.charts[c].id);
+            checksum += dim.points.last().copied().unwrap_or(0.0);
+        }
+        checksum
+    }
+
+    /// The groups by dimension name, in name order (a map's order is random), in a
+    /// `Vec` of the query's allocator.
+    pub fn groups_by_name(&self) -> Vec<Group<'_>, A> {
+        let points = self.db.points.max(1);
+        let mut groups = Vec::with_capacity_in(self.vc.groups.len(), self.alloc);
+        groups.extend(self.vc.by_name.iter().map(|(&name, &g)| {
+            let (sum, n) = self.vc.groups[g];
+            Group {
+                name,
+                dimensions: n / points,
+                points: n,
+                sum,
+            }
+        }));
+        groups.sort_unstable_by_key(|group| group.name);
+        groups
+    }
+
+    /// Dimensions in the virtual chart.
+    pub fn dimensions(&self) -> usize {
+        self.vc.dimensions.len()
+    }
 }

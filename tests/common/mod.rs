@@ -5,6 +5,8 @@
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::process::Command;
 use std::sync::OnceLock;
 
 use onewayalloc::OneWayAlloc;
@@ -139,4 +141,95 @@ impl XorShift {
 /// Address of a pointer, without exposing provenance.
 pub fn addr<T>(ptr: *const T) -> usize {
     ptr.addr()
+}
+
+/// Runs `f`, which must panic, and returns its panic message.
+pub fn panic_message(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("the call must panic");
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        panic!("a panic without a message")
+    }
+}
+
+/// The arena still works: it serves a mix of requests with the right contents and
+/// its counters add up.
+pub fn assert_usable(arena: &OneWayAlloc) {
+    let before = arena.stats();
+    let n = arena.alloc(0x5a5a_u64);
+    let s = arena.alloc_str("still fine");
+    let v = arena.alloc_slice_fill_with(100, |i| i as u32);
+    assert_eq!(*n, 0x5a5a);
+    assert_eq!(s, "still fine");
+    assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+    let after = arena.stats();
+    // 418 bytes asked; the page mode may add padding (7 before the u64, 3 before
+    // the u32s) unless a new page was taken; the sanitizer mode counts live bytes.
+    let grew = after.used - before.used;
+    if onewayalloc::SEPARATE_BLOCKS {
+        assert_eq!(grew, 8 + 10 + 400);
+    } else if after.pages == before.pages {
+        assert!((418..=418 + 7 + 3).contains(&grew), "{grew}");
+    }
+    let used: usize = arena.pages().map(|p| p.used).sum();
+    if !onewayalloc::SEPARATE_BLOCKS {
+        assert_eq!(after.used, used);
+    }
+}
+
+/// An overflowing request: `try_` gives `Err`, the plain call panics with
+/// "overflow", nothing is counted, and the arena still works.
+pub fn check_overflow<T: std::fmt::Debug, R>(
+    what: &str,
+    try_call: impl Fn(&OneWayAlloc) -> Result<T, onewayalloc::AllocError>,
+    plain_call: impl Fn(&OneWayAlloc) -> R,
+) {
+    let arena = OneWayAlloc::new();
+    arena.alloc_str("before");
+    let before = arena.stats();
+    assert!(try_call(&arena).is_err(), "{what}: try_ must fail");
+    assert_eq!(
+        arena.stats(),
+        before,
+        "{what}: a failed try_ changes nothing"
+    );
+    let message = panic_message(|| {
+        plain_call(&arena);
+    });
+    assert!(message.contains("overflow"), "{what}: {message}");
+    assert_eq!(
+        arena.stats(),
+        before,
+        "{what}: a failed call changes nothing"
+    );
+    assert_usable(&arena);
+}
+
+/// Runs the test `child_test` of this test binary in a child process, with the
+/// environment variable `env` set to `case`, and asserts that the child ended in
+/// `handle_alloc_error`: SIGABRT, std's "memory allocation of N bytes failed", and
+/// never the child's `CHILD-SURVIVED` line after the call.
+pub fn assert_child_ends_in_handle_alloc_error(child_test: &str, env: &str, case: &str) {
+    use std::os::unix::process::ExitStatusExt;
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(&exe)
+        .args(["--exact", child_test, "--nocapture", "--test-threads=1"])
+        .env(env, case)
+        .env("RUST_BACKTRACE", "0")
+        .env("ASAN_OPTIONS", "detect_leaks=0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(6), "{case}: SIGABRT\n{stderr}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("CHILD-SURVIVED"),
+        "{case}"
+    );
+    assert!(
+        stderr.contains("memory allocation of ") && stderr.contains(" bytes failed"),
+        "{case}: {stderr}"
+    );
 }

@@ -23,16 +23,13 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use onewayalloc::OneWayAlloc;
-use onewayalloc_harness::contenders::{
-    Arena, Malloc, Mimalloc, ScopeReset, ScopeResetToStart, warm_up,
-};
+use onewayalloc_harness::contenders::{Agreement, Arena, Build, Contender, rotations, warm_up};
 use onewayalloc_harness::linear::LinearBuffer;
-use onewayalloc_harness::output::{Out, Table, median, met, times};
+use onewayalloc_harness::output::{Table, median, met, times};
 use onewayalloc_harness::progress;
 use onewayalloc_harness::query::QueryAlloc;
 
-use super::positive;
+use super::{ReportArgs, positive};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -47,12 +44,8 @@ pub struct Args {
     /// --quick: 5]
     #[arg(long, value_name = "N", value_parser = positive())]
     rounds: Option<usize>,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
-    /// Add the benchmark notes: onewayalloc's targets (met or missed)
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 const PAYLOAD: usize = 24;
@@ -145,73 +138,34 @@ impl<S: Arena> Runner for Rounds<S> {
     }
 }
 
-fn rounds<S: Arena + 'static>(arena: S) -> Box<dyn Runner> {
-    Box::new(Rounds(arena))
+/// Builds a [`Runner`] of a contender.
+struct Runners;
+
+impl Build for Runners {
+    type Output = Box<dyn Runner>;
+    fn build<S: Arena + 'static>(self, arena: S) -> Box<dyn Runner> {
+        Box::new(Rounds(arena))
+    }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Box,
-    Owa,
-    Linear,
-    Other,
-}
+/// The contenders, the reference (`Box` on malloc) first.
+const CONTENDERS: [Contender; 7] = Contender::ALL;
 
-struct Contender {
-    name: &'static str,
-    kind: Kind,
-    make: fn(usize) -> Box<dyn Runner>,
+/// The name of a contender in the table: the heap allocators keep each node in a `Box`.
+fn label(contender: Contender) -> &'static str {
+    match contender {
+        Contender::Malloc => "Box (glibc malloc)",
+        Contender::Mimalloc => "Box (mimalloc)",
+        other => other.name(),
+    }
 }
-
-const CONTENDERS: [Contender; 7] = [
-    Contender {
-        name: "Box (glibc malloc)",
-        kind: Kind::Box,
-        make: |_| rounds(Malloc),
-    },
-    Contender {
-        name: "Box (mimalloc)",
-        kind: Kind::Other,
-        make: |_| rounds(Mimalloc),
-    },
-    Contender {
-        name: "bumpalo (reset)",
-        kind: Kind::Other,
-        make: |_| rounds(bumpalo::Bump::new()),
-    },
-    Contender {
-        name: "bump-scope (reset)",
-        kind: Kind::Other,
-        make: |_| rounds(ScopeReset(bump_scope::Bump::new())),
-    },
-    Contender {
-        name: "bump-scope (reset_to_start)",
-        kind: Kind::Other,
-        make: |_| rounds(ScopeResetToStart(bump_scope::Bump::new())),
-    },
-    Contender {
-        name: "onewayalloc",
-        kind: Kind::Owa,
-        make: |_| rounds(OneWayAlloc::new()),
-    },
-    Contender {
-        name: "linear buffer",
-        kind: Kind::Linear,
-        make: |nodes| {
-            let node = std::mem::size_of::<Node<'static, &'static LinearBuffer>>();
-            rounds(LinearBuffer::new(nodes * node + 4096))
-        },
-    },
-];
 
 pub fn run(args: &Args) {
     let nodes = args
         .nodes
         .unwrap_or(if args.quick { 100_000 } else { 1_000_000 });
     let rounds_wanted = args.rounds.unwrap_or(if args.quick { 5 } else { 10 });
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let out = args.report.out();
     let payloads: Vec<Vec<u8>> = (0..64)
         .map(|i| format!("payload {i:02} {}", "x".repeat(i % 12)).into_bytes())
         .collect();
@@ -219,28 +173,27 @@ pub fn run(args: &Args) {
 
     warm_up();
     let n = CONTENDERS.len();
-    let mut runners: Vec<_> = CONTENDERS.iter().map(|c| (c.make)(nodes)).collect();
+    let node = std::mem::size_of::<Node<'static, &'static LinearBuffer>>();
+    let linear_bytes = nodes * node + 4096;
+    let mut runners: Vec<_> = CONTENDERS
+        .iter()
+        .map(|c| c.build(linear_bytes, Runners))
+        .collect();
     let mut cold = vec![Phases::default(); n];
     let mut warm = vec![Vec::with_capacity(rounds_wanted); n];
-    let mut expected = None;
+    let mut sums = Agreement::new(1);
     let progress = progress::bar(n * (rounds_wanted + 1), "rounds");
     progress.set_message("linked list");
-    for r in 0..=rounds_wanted {
-        for k in 0..n {
-            let i = (r + k) % n;
-            let (phases, sum) = runners[i].round(nodes, &payloads);
-            progress.inc(1);
-            assert_eq!(
-                sum,
-                *expected.get_or_insert(sum),
-                "{} walked a different list",
-                CONTENDERS[i].name
-            );
-            if r == 0 {
-                cold[i] = phases;
-            } else {
-                warm[i].push(phases);
-            }
+    for (r, i) in rotations(rounds_wanted + 1, n) {
+        let (phases, sum) = runners[i].round(nodes, &payloads);
+        progress.inc(1);
+        sums.check(0, sum, || {
+            format!("{} walked a different list", label(CONTENDERS[i]))
+        });
+        if r == 0 {
+            cold[i] = phases;
+        } else {
+            warm[i].push(phases);
         }
     }
     progress.finish_and_clear();
@@ -259,8 +212,8 @@ pub fn run(args: &Args) {
             }
         })
         .collect();
-    let find = |kind| CONTENDERS.iter().position(|c| c.kind == kind);
-    let (boxed, linear) = (find(Kind::Box), find(Kind::Linear));
+    let find = |contender| CONTENDERS.iter().position(|&c| c == contender);
+    let (boxed, linear) = (find(Contender::Malloc), find(Contender::Linear));
     let ratio = |i: usize, of: Option<usize>| {
         of.map_or("-".into(), |j| {
             times(medians[i].total().as_secs_f64() / medians[j].total().as_secs_f64())
@@ -280,7 +233,7 @@ pub fn run(args: &Args) {
     for (i, c) in CONTENDERS.iter().enumerate() {
         let m = medians[i];
         table.row(vec![
-            c.name.to_string(),
+            label(*c).to_string(),
             format!("{:.2}", per_node(m.create)),
             format!("{:.2}", per_node(m.walk)),
             format!("{:.2}", per_node(m.release)),
@@ -297,7 +250,12 @@ pub fn run(args: &Args) {
     ));
     out.table(&table);
 
-    if let (true, Some(o), Some(b), Some(l)) = (args.notes, find(Kind::Owa), boxed, linear) {
+    if let (true, Some(o), Some(b), Some(l)) = (
+        args.report.notes,
+        find(Contender::OneWayAlloc),
+        boxed,
+        linear,
+    ) {
         let speedup = medians[b].total().as_secs_f64() / medians[o].total().as_secs_f64();
         let create = medians[b].create.as_secs_f64() / medians[o].create.as_secs_f64();
         let vs_linear = medians[o].total().as_secs_f64() / medians[l].total().as_secs_f64();

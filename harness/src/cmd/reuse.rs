@@ -22,42 +22,53 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{AllocError, Allocator, Global};
-use onewayalloc_harness::contenders::{Arena, Malloc, ScopeReset, ScopeResetToStart, run_query};
-use onewayalloc_harness::output::{Out, Table, met, mib};
+use onewayalloc_harness::contenders::{Agreement, Contender};
+use onewayalloc_harness::output::{Table, met, mib};
 use onewayalloc_harness::progress;
-use onewayalloc_harness::query::Database;
+use onewayalloc_harness::worker::{Worker, tracked, worker};
 
-use super::positive;
+use super::{QuerySizes, ReportArgs, Sizes, sizes_help};
 use crate::counting;
 
+/// The full sizes: 1000 queries of 200 charts x 50 dimensions.
+const FULL: Sizes = Sizes::new(1000, 200, 50);
+/// The sizes of `--quick`, a run of about a second: 100 queries of 50 charts x 20
+/// dimensions.
+const QUICK: Sizes = Sizes::new(100, 50, 20);
+
 #[derive(clap::Args)]
+#[command(mut_args = sizes_help(
+    "Small sizes, a run of about a second: 100 queries of 50 charts x 20 dimensions \
+     (sizes given explicitly still apply)",
+    "Queries per allocator",
+    FULL,
+    QUICK,
+))]
 pub struct Args {
-    /// Small sizes, a run of about a second: 100 queries of 50 charts x 20 dimensions
-    /// (sizes given explicitly still apply)
-    #[arg(long)]
-    quick: bool,
-    /// Queries per allocator [default: 1000; with --quick: 100]
-    #[arg(long, value_name = "N", value_parser = positive())]
-    queries: Option<usize>,
-    /// Charts in the context [default: 200; with --quick: 50]
-    #[arg(long, value_name = "N", value_parser = positive())]
-    charts: Option<usize>,
-    /// Dimensions per chart [default: 50; with --quick: 20]
-    #[arg(long, value_name = "N", value_parser = positive())]
-    dims: Option<usize>,
-    /// Points per dimension
-    #[arg(long, value_name = "N", value_parser = positive(), default_value_t = 30)]
-    points: usize,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
-    /// Add the benchmark notes: onewayalloc's targets (met or missed)
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    sizes: QuerySizes,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 /// Calls into the arena's own backing allocator.
 static BACKING_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// `grow` and `shrink`, counted and forwarded to `Global`.
+macro_rules! counted_resize {
+    ($($method:ident),*) => {$(
+        unsafe fn $method(
+            &self,
+            ptr: NonNull<u8>,
+            old: Layout,
+            new: Layout,
+        ) -> Result<NonNull<[u8]>, AllocError> {
+            BACKING_CALLS.fetch_add(1, Relaxed);
+            // SAFETY: forwarded from the caller.
+            unsafe { Global.$method(ptr, old, new) }
+        }
+    )*};
+}
 
 /// `Global`, counting every call: the backing allocator of the `OneWayAlloc` here.
 #[derive(Clone, Copy, Default)]
@@ -76,77 +87,26 @@ unsafe impl Allocator for CountingBacking {
         unsafe { Global.deallocate(ptr, layout) }
     }
 
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        BACKING_CALLS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { Global.grow(ptr, old, new) }
-    }
-
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        BACKING_CALLS.fetch_add(1, Relaxed);
-        // SAFETY: forwarded from the caller.
-        unsafe { Global.shrink(ptr, old, new) }
-    }
+    counted_resize!(grow, shrink);
 }
 
-trait Runner {
-    fn run(&mut self, db: &Database, seed: usize) -> f64;
-    fn capacity(&self) -> Option<usize>;
-}
-
-impl<S: Arena> Runner for S {
-    fn run(&mut self, db: &Database, seed: usize) -> f64 {
-        run_query(self, db, seed).0
-    }
-
-    fn capacity(&self) -> Option<usize> {
-        Arena::capacity(self)
-    }
-}
-
-struct Contender {
-    name: &'static str,
-    owa: bool,
-    make: fn() -> Box<dyn Runner>,
-}
-
+/// The contenders: every allocator whose calls the global allocator sees (not
+/// mimalloc), and no linear buffer (it obtains nothing after its start).
 const CONTENDERS: [Contender; 5] = [
-    Contender {
-        name: "malloc (glibc)",
-        owa: false,
-        make: || Box::new(Malloc),
-    },
-    Contender {
-        name: "bumpalo (reset)",
-        owa: false,
-        make: || Box::new(bumpalo::Bump::new()),
-    },
-    Contender {
-        name: "bump-scope (reset)",
-        owa: false,
-        make: || Box::new(ScopeReset(bump_scope::Bump::new())),
-    },
-    Contender {
-        name: "bump-scope (reset_to_start)",
-        owa: false,
-        make: || Box::new(ScopeResetToStart(bump_scope::Bump::new())),
-    },
-    Contender {
-        name: "onewayalloc",
-        owa: true,
-        make: || Box::new(OneWayAlloc::new_in(CountingBacking)),
-    },
+    Contender::Malloc,
+    Contender::Bumpalo,
+    Contender::BumpScopeReset,
+    Contender::BumpScopeResetToStart,
+    Contender::OneWayAlloc,
 ];
+
+/// A fresh worker of `contender`; onewayalloc's counts its backing allocator's calls.
+fn counted_worker(contender: Contender) -> Box<dyn Worker> {
+    match contender {
+        Contender::OneWayAlloc => tracked(OneWayAlloc::new_in(CountingBacking)),
+        other => worker(other, 0),
+    }
+}
 
 /// What one query cost besides its own work.
 #[derive(Clone, Copy, Default)]
@@ -200,15 +160,12 @@ pub fn minor_faults() -> Option<u64> {
 }
 
 pub fn run(args: &Args) {
-    let queries = args.queries.unwrap_or(if args.quick { 100 } else { 1000 });
-    let charts = args.charts.unwrap_or(if args.quick { 50 } else { 200 });
-    let dims = args.dims.unwrap_or(if args.quick { 20 } else { 50 });
-    let points = args.points;
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let sizes = args.sizes.resolve(FULL, QUICK);
+    let (queries, charts, dims) = (sizes.queries, sizes.charts, sizes.dims);
+    let points = args.sizes.points;
+    let out = args.report.out();
     counting::start();
-    let db = Database::new(charts, dims, points);
+    let db = args.sizes.database(sizes);
     out.para(&format!(
         "Reuse: {queries} queries of {charts} charts x {dims} dimensions ({} dimensions, {points} \
          points each), a reset after each; allocator calls and minor page faults per query.",
@@ -231,34 +188,32 @@ pub fn run(args: &Args) {
         "most in\none",
         "held after\nthe run",
     ]);
-    let mut expected: Vec<f64> = Vec::with_capacity(queries);
+    let mut checksums = Agreement::new(queries);
     let mut facts = Vec::new();
     let mut targets = Vec::new();
     let mut samples = Vec::with_capacity(queries);
     let progress = progress::bar(queries * CONTENDERS.len(), "queries");
-    for contender in &CONTENDERS {
-        if contender.owa && onewayalloc::SEPARATE_BLOCKS {
+    for contender in CONTENDERS {
+        let owa = contender == Contender::OneWayAlloc;
+        if owa && onewayalloc::SEPARATE_BLOCKS {
             continue;
         }
-        progress.set_message(contender.name);
+        progress.set_message(contender.name());
         trim_heap();
-        let mut runner = (contender.make)();
+        let mut worker = counted_worker(contender);
         samples.clear();
         for q in 0..queries {
             let before = Sample::now();
-            let checksum = runner.run(&db, q);
+            let checksum = worker.run(&db, q);
             samples.push(Sample::now().since(before));
             // Drawing the bar allocates: outside the window that is counted.
             progress.inc(1);
-            match expected.get(q) {
-                Some(e) => assert_eq!(
-                    checksum.to_bits(),
-                    e.to_bits(),
+            checksums.check(q, checksum.to_bits(), || {
+                format!(
                     "query {q}: {} computed a different checksum",
-                    contender.name
-                ),
-                None => expected.push(checksum),
-            }
+                    contender.name()
+                )
+            });
         }
         let later = &samples[1..];
         let calls: usize = later.iter().map(|s| s.global_calls).sum();
@@ -266,16 +221,16 @@ pub fn run(args: &Args) {
         let max_calls = later.iter().map(|s| s.global_calls).max().unwrap_or(0);
         let max_faults = later.iter().map(|s| s.faults).max().unwrap_or(0);
         table.row(vec![
-            contender.name.to_string(),
+            contender.name().to_string(),
             samples[0].global_calls.to_string(),
             samples[0].faults.to_string(),
             calls.to_string(),
             max_calls.to_string(),
             faults.to_string(),
             max_faults.to_string(),
-            runner.capacity().map_or("-".into(), mib),
+            worker.memory().capacity.map_or("-".into(), mib),
         ]);
-        if contender.owa {
+        if owa {
             let backing: usize = later.iter().map(|s| s.backing_calls).sum();
             facts.push(format!(
                 "onewayalloc's own counting backing allocator: {} calls in the first query, \
@@ -302,7 +257,7 @@ pub fn run(args: &Args) {
     for fact in facts {
         out.para(&fact);
     }
-    if args.notes {
+    if args.report.notes {
         for target in targets {
             out.para(&target);
         }

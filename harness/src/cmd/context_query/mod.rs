@@ -35,55 +35,34 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::thread;
 
-use onewayalloc_harness::contenders::warm_up;
-use onewayalloc_harness::output::Out;
-use onewayalloc_harness::query::Database;
+use onewayalloc_harness::contenders::{rotations, warm_up};
 use onewayalloc_harness::{chart, progress};
 
-use super::positive;
+use super::{QuerySizes, ReportArgs, Sizes, positive, sizes_help};
 use measure::{CONTENDERS, Setup, Timings, first_queries, linear_capacity, parallel, sequential};
 use report::{memory_notes, memory_table, owa_peers, throughput_targets, timings_table};
 
-/// The sizes of `--quick`: a run of a few seconds.
-const QUICK: Sizes = Sizes {
-    queries: 64,
-    charts: 200,
-    dims: 100,
-    trials: 3,
-};
-/// The sizes of Netdata's benchmark: a run of about a minute on 2 cores.
-const FULL: Sizes = Sizes {
-    queries: 256,
-    charts: 1000,
-    dims: 100,
-    trials: 5,
-};
-
-struct Sizes {
-    queries: usize,
-    charts: usize,
-    dims: usize,
-    trials: usize,
-}
+/// The sizes of `--quick`, a run of a few seconds: 64 queries of 200 charts x 100
+/// dimensions.
+const QUICK: Sizes = Sizes::new(64, 200, 100);
+/// The sizes of Netdata's benchmark, a run of about a minute on 2 cores: 256 queries
+/// of 1000 charts x 100 dimensions.
+const FULL: Sizes = Sizes::new(256, 1000, 100);
 
 #[derive(clap::Args, Clone)]
+#[command(mut_arg("notes", |a| a.help(
+    "Add the benchmark notes: onewayalloc's targets (met or missed) and its pages"
+)))]
+#[command(mut_args = sizes_help(
+    "Small sizes, a run of a few seconds: 64 queries of 200 charts x 100 dimensions, 3 \
+     first-query trials (sizes given explicitly still apply)",
+    "Queries per allocator and mode",
+    FULL,
+    QUICK,
+))]
 pub struct Args {
-    /// Small sizes, a run of a few seconds: 64 queries of 200 charts x 100 dimensions,
-    /// 3 first-query trials (sizes given explicitly still apply)
-    #[arg(long)]
-    quick: bool,
-    /// Queries per allocator and mode [default: 256; with --quick: 64]
-    #[arg(long, value_name = "N", value_parser = positive())]
-    queries: Option<usize>,
-    /// Charts in the context [default: 1000; with --quick: 200]
-    #[arg(long, value_name = "N", value_parser = positive())]
-    charts: Option<usize>,
-    /// Dimensions per chart [default: 100]
-    #[arg(long, value_name = "N", value_parser = positive())]
-    dims: Option<usize>,
-    /// Points per dimension
-    #[arg(long, value_name = "N", value_parser = positive(), default_value_t = 30)]
-    points: usize,
+    #[command(flatten)]
+    sizes: QuerySizes,
     /// Workers of the parallel test [default: one per core]
     #[arg(long, value_name = "N", value_parser = positive())]
     threads: Option<usize>,
@@ -94,30 +73,22 @@ pub struct Args {
     /// [default: 5; with --quick: 3]
     #[arg(long, value_name = "N", value_parser = positive())]
     trials: Option<usize>,
-    /// Print Markdown instead of text
-    #[arg(long)]
-    markdown: bool,
     /// Also write a chart of the rates over malloc's to this SVG file
     #[arg(long, value_name = "PATH")]
     svg: Option<PathBuf>,
-    /// Add the benchmark notes: onewayalloc's targets (met or missed) and its pages
-    #[arg(long)]
-    notes: bool,
+    #[command(flatten)]
+    report: ReportArgs,
 }
 
 pub fn run(args: &Args) {
-    let sizes = if args.quick { QUICK } else { FULL };
-    let queries = args.queries.unwrap_or(sizes.queries);
-    let charts = args.charts.unwrap_or(sizes.charts);
-    let dims = args.dims.unwrap_or(sizes.dims);
-    let trials = args.trials.unwrap_or(sizes.trials);
-    let (points, batches) = (args.points, args.batches);
+    let sizes = args.sizes.resolve(FULL, QUICK);
+    let (queries, charts, dims) = (sizes.queries, sizes.charts, sizes.dims);
+    let trials = args.trials.unwrap_or(if args.sizes.quick { 3 } else { 5 });
+    let (points, batches) = (args.sizes.points, args.batches);
     let threads = args
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(2, |n| n.get()));
-    let out = Out {
-        markdown: args.markdown,
-    };
+    let out = args.report.out();
 
     warm_up();
     // `thread::scope` gives this thread a `Thread` handle that std keeps until exit
@@ -125,7 +96,7 @@ pub fn run(args: &Args) {
     // reports as "possibly lost"; a handle in a static keeps it plainly reachable.
     static MAIN_THREAD: OnceLock<thread::Thread> = OnceLock::new();
     MAIN_THREAD.get_or_init(thread::current);
-    let db = Database::new(charts, dims, points);
+    let db = args.sizes.database(sizes);
     let setup = Setup {
         linear_capacity: linear_capacity(&db),
         db,
@@ -154,26 +125,23 @@ pub fn run(args: &Args) {
     progress.set_message("parallel");
     // One query per worker first, so that the first contender does not pay alone for
     // setting up the threads' malloc arenas.
-    parallel(&setup, &CONTENDERS[0], warm, threads, &expected, &progress);
+    parallel(&setup, CONTENDERS[0], warm, threads, &expected, &progress);
     // Other processes can only slow a batch down: keep each contender's fastest.
     let mut par: Vec<Option<Timings>> = vec![None; n];
-    for round in 0..batches {
-        for k in 0..n {
-            let i = (round + k) % n;
-            let t = parallel(
-                &setup,
-                &CONTENDERS[i],
-                queries,
-                threads,
-                &expected,
-                &progress,
-            );
-            if par[i]
-                .as_ref()
-                .is_none_or(|best| t.complete < best.complete)
-            {
-                par[i] = Some(t);
-            }
+    for (_, i) in rotations(batches, n) {
+        let t = parallel(
+            &setup,
+            CONTENDERS[i],
+            queries,
+            threads,
+            &expected,
+            &progress,
+        );
+        if par[i]
+            .as_ref()
+            .is_none_or(|best| t.complete < best.complete)
+        {
+            par[i] = Some(t);
         }
     }
     progress.finish_and_clear();
@@ -194,7 +162,7 @@ pub fn run(args: &Args) {
          allocator and query.",
         owa_peers(&seq, &par)
     ));
-    if args.notes && !onewayalloc::SEPARATE_BLOCKS {
+    if args.report.notes && !onewayalloc::SEPARATE_BLOCKS {
         out.para(&throughput_targets(&seq, &par));
     }
 
@@ -206,7 +174,7 @@ pub fn run(args: &Args) {
          peak used come from the sequential run's allocator; bumpalo does not report what it \
          has used."
     ));
-    if args.notes && !onewayalloc::SEPARATE_BLOCKS {
+    if args.report.notes && !onewayalloc::SEPARATE_BLOCKS {
         memory_notes(out, &first, &memory);
     }
 
@@ -219,7 +187,7 @@ pub fn run(args: &Args) {
             .enumerate()
             .map(|(i, c)| {
                 (
-                    c.name,
+                    c.name(),
                     [seq[i].rate() / seq[0].rate(), par[i].rate() / par[0].rate()],
                 )
             })

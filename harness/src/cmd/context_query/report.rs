@@ -3,9 +3,11 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use onewayalloc_harness::contenders::Kind;
 use onewayalloc_harness::output::{Out, Table, fmt_duration, met, mib, times};
+use onewayalloc_harness::worker::Memory;
 
-use super::measure::{CONTENDERS, Kind, Memory, Timings};
+use super::measure::{CONTENDERS, Timings};
 
 /// For each contender, the fastest arena other than itself (bumpalo, bump-scope or
 /// onewayalloc; the linear buffer is not one) and its rate.
@@ -15,7 +17,7 @@ fn best_other_arena(all: &[Timings]) -> Vec<Option<(usize, f64)>> {
             CONTENDERS
                 .iter()
                 .enumerate()
-                .filter(|&(j, c)| j != i && c.kind.is_arena())
+                .filter(|&(j, c)| j != i && c.kind().is_arena())
                 .map(|(j, _)| (j, all[j].rate()))
                 .max_by(|a, b| a.1.total_cmp(&b.1))
         })
@@ -23,36 +25,25 @@ fn best_other_arena(all: &[Timings]) -> Vec<Option<(usize, f64)>> {
 }
 
 pub(super) fn timings_table(all: &[Timings]) -> Table {
-    let mut table = Table::new(&[
-        "allocator",
-        "time to\ncomplete",
-        "rate\n(per s)",
-        "average\nresponse",
-        "min\nresponse",
-        "max\nresponse",
-        "vs\nmalloc",
-        "vs best\nother arena",
-    ]);
+    let mut header = vec!["allocator"];
+    header.extend(Timings::HEADER);
+    header.extend(["vs\nmalloc", "vs best\nother arena"]);
+    let mut table = Table::new(&header);
     let reference = all[0].rate();
     let best = best_other_arena(all);
     for ((c, t), best) in CONTENDERS.iter().zip(all).zip(best) {
-        table.row(vec![
-            c.name.to_string(),
-            fmt_duration(t.complete),
-            format!("{:.2}", t.rate()),
-            fmt_duration(t.response_sum / t.transactions.max(1) as u32),
-            fmt_duration(t.min.unwrap_or_default()),
-            fmt_duration(t.max),
-            times(t.rate() / reference),
-            best.map_or("-".into(), |(_, rate)| times(t.rate() / rate)),
-        ]);
+        let mut row = vec![c.name().to_string()];
+        row.extend(t.cells());
+        row.push(times(t.rate() / reference));
+        row.push(best.map_or("-".into(), |(_, rate)| times(t.rate() / rate)));
+        table.row(row);
     }
     table
 }
 
 /// Where the contender of `kind` sits in [`CONTENDERS`] (the first of them).
 fn position_of(kind: Kind) -> Option<usize> {
-    CONTENDERS.iter().position(|c| c.kind == kind)
+    CONTENDERS.iter().position(|c| c.kind() == kind)
 }
 
 /// What "vs best other arena" compares onewayalloc with in each mode.
@@ -61,7 +52,7 @@ pub(super) fn owa_peers(seq: &[Timings], par: &[Timings]) -> String {
         return String::new();
     };
     let peer =
-        |all: &[Timings]| best_other_arena(all)[owa].map_or("-", |(j, _)| CONTENDERS[j].name);
+        |all: &[Timings]| best_other_arena(all)[owa].map_or("-", |(j, _)| CONTENDERS[j].name());
     format!(
         " For onewayalloc that is {} sequentially and {} in parallel.",
         peer(seq),
@@ -83,8 +74,8 @@ pub(super) fn throughput_targets(seq: &[Timings], par: &[Timings]) -> String {
         let (best, peer) = CONTENDERS
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.kind == Kind::Arena)
-            .map(|(i, c)| (all[i].rate(), c.name))
+            .filter(|(_, c)| c.kind() == Kind::Arena)
+            .map(|(i, c)| (all[i].rate(), c.name()))
             .fold((0.0, ""), |a, b| if b.0 > a.0 { b } else { a });
         let vs_linear = all[linear].rate() / all[owa].rate();
         let _ = write!(
@@ -109,7 +100,7 @@ pub(super) fn memory_notes(out: Out, first: &[Duration], memory: &[Memory]) {
     let peers = CONTENDERS
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.kind == Kind::Arena);
+        .filter(|(_, c)| c.kind() == Kind::Arena);
     let best_peer = peers.min_by_key(|&(i, _)| first[i]);
     if let (Some(o), Some((p, peer))) = (owa, best_peer) {
         let mut text = String::new();
@@ -117,7 +108,7 @@ pub(super) fn memory_notes(out: Out, first: &[Duration], memory: &[Memory]) {
             text,
             "Targets for onewayalloc: first query {} vs the best peer's ({}) {}: {}. ",
             fmt_duration(first[o]),
-            peer.name,
+            peer.name(),
             fmt_duration(first[p]),
             met(first[o] <= first[p])
         );
@@ -162,7 +153,7 @@ pub(super) fn memory_table(first: &[Duration], memory: &[Memory]) -> Table {
             .zip(m.blocks_after_first)
             .map(|(all, first)| (all - first).to_string());
         table.row(vec![
-            c.name.to_string(),
+            c.name().to_string(),
             fmt_duration(*t),
             opt(m.capacity.map(mib)),
             opt(m.peak_used.map(mib)),

@@ -1,81 +1,38 @@
-//! Collections in an arena, without spelling out the allocator parameter.
-//!
-//! `Vec`, `Box`, `HashMap` and `HashSet` are the `allocator-api2` and `hashbrown`
-//! types over `&'a OneWayAlloc`, so every method those crates document works.
-//! [`String`] is the arena's own, built on the arena `Vec<u8>` so it grows in
-//! place at the top of the arena; [`format_in!`](crate::format_in) formats into one.
-//!
-//! ```
-//! use onewayalloc::OneWayAlloc;
-//! use onewayalloc::collections::{HashMap, String, Vec};
-//! use onewayalloc::format_in;
-//!
-//! let arena = OneWayAlloc::new();
-//! let mut names: HashMap<String, usize> = HashMap::new_in(&arena);
-//! let mut order = Vec::new_in(&arena);
-//! for i in 0..3 {
-//!     let name = format_in!(&arena, "dim{i}");
-//!     order.push(name.clone());
-//!     names.insert(name, i);
-//! }
-//! assert_eq!(names["dim2"], 2); // looked up by &str
-//! assert_eq!(order[0], "dim0");
-//! ```
+//! The arena `String`: a UTF-8 string on the arena `Vec<u8>`.
 
-use core::borrow::Borrow;
+use core::borrow::{Borrow, BorrowMut};
 use core::fmt;
 use core::hash::{Hash, Hasher};
 use core::mem::ManuallyDrop;
-use core::ops::{Deref, DerefMut};
+use core::ops::{Add, AddAssign, Deref, DerefMut};
+
+use alloc::borrow::Cow;
 
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
+use super::Vec;
 use crate::OneWayAlloc;
 
-/// A vector in an arena: `Vec::new_in(&arena)`.
-///
-/// ```
-/// let arena = onewayalloc::OneWayAlloc::new();
-/// let mut v: onewayalloc::collections::Vec<u32> = onewayalloc::collections::Vec::new_in(&arena);
-/// v.push(1);
-/// ```
-pub type Vec<'a, T, A = Global> = allocator_api2::vec::Vec<T, &'a OneWayAlloc<A>>;
+mod edit;
+mod utf8;
 
-/// A box in an arena: `Box::new_in(value, &arena)`. Dropping it runs the value's
-/// destructor (and rolls the arena back if it is the most recent block).
-///
-/// ```
-/// let arena = onewayalloc::OneWayAlloc::new();
-/// let b: onewayalloc::collections::Box<[u8; 4]> = onewayalloc::collections::Box::new_in([1; 4], &arena);
-/// assert_eq!(b[3], 1);
-/// ```
-pub type Box<'a, T, A = Global> = allocator_api2::boxed::Box<T, &'a OneWayAlloc<A>>;
-
-/// A hash map in an arena, with hashbrown's default hasher: `HashMap::new_in(&arena)`.
-///
-/// ```
-/// let arena = onewayalloc::OneWayAlloc::new();
-/// let mut m: onewayalloc::collections::HashMap<u32, &str> = onewayalloc::collections::HashMap::new_in(&arena);
-/// m.insert(1, "one");
-/// ```
-pub type HashMap<'a, K, V, A = Global> =
-    hashbrown::HashMap<K, V, hashbrown::DefaultHashBuilder, &'a OneWayAlloc<A>>;
-
-/// A hash set in an arena, with hashbrown's default hasher: `HashSet::new_in(&arena)`.
-///
-/// ```
-/// let arena = onewayalloc::OneWayAlloc::new();
-/// let mut s: onewayalloc::collections::HashSet<u64> = onewayalloc::collections::HashSet::new_in(&arena);
-/// assert!(s.insert(7));
-/// ```
-pub type HashSet<'a, T, A = Global> =
-    hashbrown::HashSet<T, hashbrown::DefaultHashBuilder, &'a OneWayAlloc<A>>;
+pub use edit::Drain;
+pub use utf8::{FromUtf8Error, FromUtf16Error};
 
 /// A UTF-8 string in an arena, growing in place at the top of the arena.
 ///
 /// It derefs to `str`, formats with [`fmt::Write`] (see [`format_in!`](crate::format_in)),
 /// hashes and compares like `str` (so it keys a `HashMap` looked up by `&str`), and
 /// [`into_str`](Self::into_str) turns it into a plain `&'a mut str` without copying.
+///
+/// It has `std`'s `String` methods under `std`'s names, with `std`'s panics and
+/// messages for bad character boundaries and ranges: [`push`](Self::push),
+/// [`pop`](Self::pop), [`insert`](Self::insert), [`insert_str`](Self::insert_str),
+/// [`remove`](Self::remove), [`retain`](Self::retain), [`drain`](Self::drain),
+/// [`truncate`](Self::truncate), [`split_off`](Self::split_off),
+/// [`replace_range`](Self::replace_range), [`from_utf8`](Self::from_utf8),
+/// [`from_utf8_lossy_in`](Self::from_utf8_lossy_in), `Extend`, `+=`, and more; each
+/// one that allocates has a `try_` twin that returns [`AllocError`] instead.
 ///
 /// # Examples
 /// ```
@@ -408,6 +365,97 @@ impl<'a, A: Allocator> String<'a, A> {
     pub fn into_bytes(self) -> Vec<'a, u8, A> {
         self.bytes
     }
+
+    /// The underlying byte vector, to change in place.
+    ///
+    /// # Safety
+    /// The bytes must be valid UTF-8 again whenever the string is used as a string
+    /// (before the borrow ends, or the string is read through any other method).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::from_str_in("ab", &arena);
+    /// // SAFETY: an ASCII byte keeps the string UTF-8.
+    /// unsafe { s.as_mut_vec().push(b'c') };
+    /// assert_eq!(s, "abc");
+    /// ```
+    pub unsafe fn as_mut_vec(&mut self) -> &mut Vec<'a, u8, A> {
+        &mut self.bytes
+    }
+
+    /// The arena the string lives in (bumpalo's `String::bump`).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::from_str_in("cpu", &arena);
+    /// let copy = onewayalloc::format_in!(s.arena(), "{s}.user");
+    /// assert_eq!(copy, "cpu.user");
+    /// ```
+    pub fn arena(&self) -> &'a OneWayAlloc<A> {
+        self.bytes.allocator()
+    }
+
+    /// A string of the `char`s of `iter` (bumpalo's inherent
+    /// `String::from_iter_in`; [`CollectIn::collect_in`](super::CollectIn::collect_in)
+    /// also takes `&str` items).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::from_iter_in(['o', 'w', 'a'], &arena);
+    /// assert_eq!(s, "owa");
+    /// ```
+    pub fn from_iter_in<I: IntoIterator<Item = char>>(iter: I, arena: &'a OneWayAlloc<A>) -> Self {
+        let mut string = Self::new_in(arena);
+        string.extend(iter);
+        string
+    }
+
+    /// Makes room for exactly `additional` more bytes (the arena may still give
+    /// more when the string grows in place).
+    ///
+    /// # Panics
+    /// As [`reserve`](Self::reserve).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// s.reserve_exact(10);
+    /// assert!(s.capacity() >= 10);
+    /// ```
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.bytes.reserve_exact(additional);
+    }
+
+    /// Like [`reserve_exact`](Self::reserve_exact), returning an error instead.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the capacity overflows or the arena cannot provide the bytes.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::new_in(&arena);
+    /// assert!(s.try_reserve_exact(10).is_ok());
+    /// assert!(s.try_reserve_exact(usize::MAX).is_err());
+    /// ```
+    pub fn try_reserve_exact(&mut self, additional: usize) -> Result<(), AllocError> {
+        self.bytes
+            .try_reserve_exact(additional)
+            .map_err(|_| AllocError)
+    }
+
+    /// Shrinks the capacity to the length. When the string is the most recent
+    /// block of the arena, the bytes given back are reused by the next allocation.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let mut s = onewayalloc::collections::String::with_capacity_in(100, &arena);
+    /// s.push_str("cpu");
+    /// s.shrink_to_fit();
+    /// assert_eq!(s.capacity(), 3);
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+    }
 }
 
 impl<A: Allocator> Deref for String<'_, A> {
@@ -464,18 +512,6 @@ impl<A: Allocator> PartialEq for String<'_, A> {
 
 impl<A: Allocator> Eq for String<'_, A> {}
 
-impl<A: Allocator> PartialEq<str> for String<'_, A> {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl<A: Allocator> PartialEq<&str> for String<'_, A> {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 impl<A: Allocator> PartialOrd for String<'_, A> {
     fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
         Some(self.cmp(other))
@@ -510,6 +546,117 @@ impl<A: Allocator> AsRef<str> for String<'_, A> {
 impl<A: Allocator> AsRef<[u8]> for String<'_, A> {
     fn as_ref(&self) -> &[u8] {
         self.as_bytes()
+    }
+}
+
+impl<A: Allocator> BorrowMut<str> for String<'_, A> {
+    fn borrow_mut(&mut self) -> &mut str {
+        self.as_mut_str()
+    }
+}
+
+impl<A: Allocator> AsMut<str> for String<'_, A> {
+    fn as_mut(&mut self) -> &mut str {
+        self.as_mut_str()
+    }
+}
+
+/// Compares the contents on both sides, in both orders.
+macro_rules! string_eq {
+    ($($other:ty),*) => {$(
+        impl<'o, A: Allocator> PartialEq<$other> for String<'_, A> {
+            fn eq(&self, other: &$other) -> bool {
+                self.as_str() == &other[..]
+            }
+        }
+
+        impl<'o, A: Allocator> PartialEq<String<'_, A>> for $other {
+            fn eq(&self, other: &String<'_, A>) -> bool {
+                &self[..] == other.as_str()
+            }
+        }
+    )*};
+}
+string_eq!(str, &'o str, alloc::string::String, Cow<'o, str>);
+
+/// Appends every `char`, reserving the iterator's lower size bound first. `&char`,
+/// `&str`, arena and `std` `String`s and `Cow<str>` extend it too.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut s = onewayalloc::collections::String::new_in(&arena);
+/// s.extend(['c', 'p', 'u']);
+/// s.extend([".", "user"]);
+/// assert_eq!(s, "cpu.user");
+/// ```
+impl<A: Allocator> Extend<char> for String<'_, A> {
+    fn extend<I: IntoIterator<Item = char>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.reserve(iter.size_hint().0);
+        iter.for_each(|c| self.push(c));
+    }
+}
+
+impl<'c, A: Allocator> Extend<&'c char> for String<'_, A> {
+    fn extend<I: IntoIterator<Item = &'c char>>(&mut self, iter: I) {
+        self.extend(iter.into_iter().copied());
+    }
+}
+
+/// Appends every string; the same for the items of the impls below.
+impl<'s, A: Allocator> Extend<&'s str> for String<'_, A> {
+    fn extend<I: IntoIterator<Item = &'s str>>(&mut self, iter: I) {
+        iter.into_iter().for_each(|s| self.push_str(s));
+    }
+}
+
+impl<'b, A: Allocator, B: Allocator> Extend<String<'b, B>> for String<'_, A> {
+    fn extend<I: IntoIterator<Item = String<'b, B>>>(&mut self, iter: I) {
+        iter.into_iter().for_each(|s| self.push_str(&s));
+    }
+}
+
+impl<A: Allocator> Extend<alloc::string::String> for String<'_, A> {
+    fn extend<I: IntoIterator<Item = alloc::string::String>>(&mut self, iter: I) {
+        iter.into_iter().for_each(|s| self.push_str(&s));
+    }
+}
+
+impl<'s, A: Allocator> Extend<Cow<'s, str>> for String<'_, A> {
+    fn extend<I: IntoIterator<Item = Cow<'s, str>>>(&mut self, iter: I) {
+        iter.into_iter().for_each(|s| self.push_str(&s));
+    }
+}
+
+/// `s += "tail"`: [`push_str`](String::push_str).
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut s = onewayalloc::collections::String::from_str_in("cpu", &arena);
+/// s += ".user";
+/// assert_eq!(s, "cpu.user");
+/// ```
+impl<A: Allocator> AddAssign<&str> for String<'_, A> {
+    #[inline]
+    fn add_assign(&mut self, other: &str) {
+        self.push_str(other);
+    }
+}
+
+/// `s + "tail"`: appends to `s` (in place, no copy) and returns it.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let s = onewayalloc::collections::String::from_str_in("cpu", &arena) + ".user";
+/// assert_eq!(s, "cpu.user");
+/// ```
+impl<A: Allocator> Add<&str> for String<'_, A> {
+    type Output = Self;
+
+    #[inline]
+    fn add(mut self, other: &str) -> Self {
+        self.push_str(other);
+        self
     }
 }
 

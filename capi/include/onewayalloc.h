@@ -1,0 +1,245 @@
+/*
+ * onewayalloc.h - Netdata's One Way Allocator for C and C++, served by the Rust
+ * crate onewayalloc.
+ *
+ * An arena for work whose allocations all die together: one query, one request,
+ * one alert evaluation. Allocation bumps a pointer through pages of 64 KiB that
+ * double up to 1 MiB; nothing is freed one by one; onewayalloc_reset() makes every
+ * page available again in constant time and onewayalloc_destroy() returns them all.
+ *
+ * The functions and their prototypes are those of Netdata's onewayalloc.h (master
+ * at 04b1cf5), so a program written for Netdata's allocator links against this
+ * library unchanged; onewayalloc_trim() and onewayalloc_set_fatal_handler() are
+ * additions. The differences a caller can see are listed under "Differences from
+ * Netdata's allocator" below.
+ *
+ * Linking (the static library, with no extra tool):
+ *     cargo build --release -p onewayalloc-capi
+ *     cc prog.c -Icapi/include target/release/libonewayalloc_capi.a -lpthread -ldl -lm
+ * or, after `cargo cinstall` (cargo-c):
+ *     cc prog.c $(pkg-config --cflags --libs onewayalloc)
+ *
+ * RULES THAT HOLD FOR EVERY FUNCTION
+ *
+ * Never NULL. onewayalloc_create(), _mallocz(), _callocz(), _strdupz(),
+ *     _memdupz() and _doublesize() never return NULL. Where they cannot succeed
+ *     they take the fatal path instead.
+ *
+ * The fatal path. On an allocation the system refuses, a size that overflows
+ *     size_t, a NULL arena passed to a call that needs one, onewayalloc_strdupz()
+ *     of NULL, a NULL source with bytes to copy, or a block described wrongly
+ *     where the mode can tell (onewayalloc_freez() or onewayalloc_doublesize() of
+ *     a pointer the arena does not hold, in the sanitizer mode; an `oldsize`
+ *     larger than its block), the call writes one line to stderr, starting with
+ *     "fatal: " and naming the call and its arguments, for example (one line)
+ *         fatal: onewayalloc_callocz(owa=0x55d0c1e0, nmemb=4611686018427387904,
+ *         size=8): nmemb * size overflows size_t
+ *     then calls the handler set by onewayalloc_set_fatal_handler() (if any) with
+ *     the same line, then abort()s. No error escapes as a return value, and no
+ *     Rust panic ever unwinds into the caller.
+ *
+ * Alignment. Every block is aligned to 16 bytes, like malloc() on 64-bit Linux,
+ *     so any C type fits, long double and max_align_t included. This holds for
+ *     strings too: onewayalloc_strdupz() and onewayalloc_memdupz() blocks are
+ *     16-byte aligned.
+ *
+ * Lifetime. A block stays valid until onewayalloc_reset() or onewayalloc_destroy()
+ *     of its arena (or, in the sanitizer mode, its onewayalloc_freez()). Memory is
+ *     not zeroed, except by onewayalloc_callocz().
+ *
+ * Threads. An arena is used by one thread at a time: calls on the same arena must
+ *     not run concurrently. It may be created on one thread, used on another and
+ *     destroyed on a third, provided the hand-over synchronizes (a mutex, a queue,
+ *     pthread_join). Any number of arenas run at once on different threads (one
+ *     per worker is the intended use). onewayalloc_allocated_memory(),
+ *     onewayalloc_mul_or_fatal(), onewayalloc_mul3_or_fatal() and
+ *     onewayalloc_set_fatal_handler() may be called from any thread at any time.
+ *
+ * Two modes. The library is built in one of two modes:
+ *   - the page mode (the default): blocks are carved out of pages;
+ *     onewayalloc_freez() frees nothing; onewayalloc_reset() keeps every page.
+ *   - the sanitizer mode (built with the cargo feature `separate-blocks`, or with
+ *     -Zsanitizer=address): every block is its own malloc() block, so
+ *     AddressSanitizer and Valgrind see each one; onewayalloc_freez() frees it at
+ *     once, and onewayalloc_reset() and onewayalloc_destroy() free every block
+ *     still outstanding, so a pointer used after them is reported as a
+ *     use-after-free and nothing is left for a leak checker. A C program needs no
+ *     change to run in either mode.
+ *
+ * DIFFERENCES FROM NETDATA'S ALLOCATOR (04b1cf5)
+ *
+ *   - onewayalloc_reset() keeps every page and takes constant time; Netdata's
+ *     unmaps all pages but the first. Use onewayalloc_trim() to give memory back.
+ *   - Blocks are aligned to 16 bytes; Netdata's are aligned to 8.
+ *   - onewayalloc_doublesize() grows the most recent block in place when it can;
+ *     Netdata's always copies.
+ *   - In the sanitizer mode, onewayalloc_reset() and onewayalloc_destroy() free the
+ *     blocks still outstanding; in Netdata's AddressSanitizer builds they leak.
+ */
+#ifndef ONEWAYALLOC_H
+#define ONEWAYALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * An arena. Handles are `ONEWAYALLOC *`, created by onewayalloc_create() and
+ * ended by onewayalloc_destroy(); the type is opaque.
+ */
+typedef void ONEWAYALLOC;
+
+/*
+ * Creates an arena. Its first page has room for `size_hint` bytes of 16-byte
+ * aligned payload after the page header: the page is max(64 KiB, header +
+ * size_hint) rounded up to the OS page size. Pass 0 when in doubt; pages are added
+ * as needed (each new one twice the previous target, up to 1 MiB; a larger
+ * request gets a page of its own size).
+ *
+ * Never returns NULL: if the first page cannot be obtained (out of memory, or
+ * size_hint too large), the fatal path is taken.
+ */
+ONEWAYALLOC *onewayalloc_create(size_t size_hint);
+
+/*
+ * Returns every page of the arena to the system, the unused ones included, and
+ * ends the arena: the handle and every block of it are invalid afterwards. In the
+ * sanitizer mode every block still outstanding is freed. NULL does nothing.
+ */
+void onewayalloc_destroy(ONEWAYALLOC *owa);
+
+/*
+ * Invalidates every block of the arena and makes all its memory available again,
+ * in constant time. Every page is kept for the blocks that follow, so an arena
+ * reset before each unit of work stops asking the system for memory once it has
+ * reached its high-water mark; onewayalloc_allocated_memory() does not change.
+ * Nothing is zeroed. (Netdata's reset at 04b1cf5 unmaps all pages but the first
+ * instead.) In the sanitizer mode every outstanding block is freed, so
+ * onewayalloc_allocated_memory() drops by their size. NULL does nothing.
+ */
+void onewayalloc_reset(ONEWAYALLOC *owa);
+
+/*
+ * Returns unused pages (those a reset made available and nothing has used since)
+ * to the system, keeping at most `keep_bytes` of them, counted with their
+ * headers. Pages are walked in list order; each one that still fits the budget is
+ * kept, each one that does not is freed. Pages in use are never freed: call it
+ * right after onewayalloc_reset(). onewayalloc_trim(owa, 0) after a reset leaves
+ * only the first page. Meant for long-lived arenas that should give back the
+ * memory a rare large unit of work needed. Does nothing in the sanitizer mode
+ * (there are no pages) and for NULL.
+ */
+void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes);
+
+/*
+ * Allocates `size` bytes, uninitialized, aligned to 16 bytes: the arena's
+ * malloc(). A size of 0 returns a distinct block (served as a 1-byte request), so
+ * every call returns a different pointer and onewayalloc_freez() accepts it in
+ * both modes. Never returns NULL; a NULL arena or a size that cannot be allocated
+ * is fatal.
+ */
+void *onewayalloc_mallocz(ONEWAYALLOC *owa, size_t size);
+
+/*
+ * Allocates `nmemb * size` bytes set to zero, aligned to 16 bytes: the arena's
+ * calloc(). The product overflowing size_t is fatal, as is a NULL arena. A product
+ * of 0 is served like onewayalloc_mallocz(owa, 0). Never returns NULL.
+ */
+void *onewayalloc_callocz(ONEWAYALLOC *owa, size_t nmemb, size_t size);
+
+/*
+ * Copies the NUL-terminated string `s`, terminator included, into a block of
+ * strlen(s) + 1 bytes aligned to 16 bytes: the arena's strdup(). A NULL `s` is
+ * fatal, as is a NULL arena. Never returns NULL.
+ */
+char *onewayalloc_strdupz(ONEWAYALLOC *owa, const char *s);
+
+/*
+ * Copies the `size` bytes at `src` into a new block aligned to 16 bytes: the
+ * arena's malloc() followed by memcpy(). A size of 0 is served like
+ * onewayalloc_mallocz(owa, 0) (and `src` may then be NULL); a NULL `src` with
+ * bytes to copy is fatal, as is a NULL arena. Never returns NULL.
+ */
+void *onewayalloc_memdupz(ONEWAYALLOC *owa, const void *src, size_t size);
+
+/*
+ * Frees a block of the arena.
+ *   - In the page mode nothing happens: the block stays valid until reset or
+ *     destroy, and its bytes come back then. A pointer that is not a block of this
+ *     arena cannot be told apart cheaply here and is not detected.
+ *   - In the sanitizer mode the block is freed at once. A pointer the arena does
+ *     not hold (freed already, released by a reset, from another arena, or not
+ *     the start of a block) is fatal.
+ * A NULL `ptr` does nothing. A NULL arena with a non-NULL `ptr` is fatal in both
+ * modes.
+ */
+void onewayalloc_freez(ONEWAYALLOC *owa, const void *ptr);
+
+/*
+ * Returns a block of `2 * oldsize` bytes, aligned to 16 bytes, whose first
+ * `oldsize` bytes are those at `src`: the way to grow a series that has filled
+ * up. `oldsize` is the number of bytes to keep, and may be smaller than the block
+ * (strlen() of an onewayalloc_strdupz() block, for example). Always use the
+ * returned pointer afterwards:
+ *   - in the page mode, when `src` is the most recent block of the arena, ends
+ *     exactly `oldsize` bytes after its start and its page has room, the block
+ *     grows in place and `src` itself is returned (Netdata's always copies);
+ *     otherwise the bytes are copied to a new block and `src` stays valid until
+ *     reset;
+ *   - in the sanitizer mode the block is resized like realloc(), and `src` is no
+ *     longer valid.
+ * `2 * oldsize` overflowing size_t is fatal; so are a NULL arena, a NULL `src`
+ * with `oldsize > 0`, an `oldsize` larger than the block (always told in the
+ * sanitizer mode; in the page mode, when `src` is in the arena's current page)
+ * and, in the sanitizer mode, a `src` the arena does not hold. A NULL `src` with
+ * `oldsize == 0` returns a fresh block, like onewayalloc_mallocz(owa, 0). Never
+ * returns NULL.
+ */
+void *onewayalloc_doublesize(ONEWAYALLOC *owa, const void *src, size_t oldsize);
+
+/*
+ * The bytes that all arenas created by onewayalloc_create() hold from the system
+ * now, page headers included (the small arena handles are not counted): it rises
+ * when an arena obtains a page, stays the same across onewayalloc_reset(), falls
+ * at onewayalloc_trim() and onewayalloc_destroy(). In the sanitizer mode it is the
+ * bytes of the outstanding blocks, so onewayalloc_freez() and onewayalloc_reset()
+ * lower it too. Any thread may call it at any time (a relaxed atomic read).
+ */
+size_t onewayalloc_allocated_memory(void);
+
+/*
+ * Returns nmemb * size, or takes the fatal path, with a line that contains
+ * `context`, if the product overflows size_t. onewayalloc_mul_or_fatal(n, 0, c)
+ * is 0. `context` names what is being sized (NULL is allowed).
+ */
+size_t onewayalloc_mul_or_fatal(size_t nmemb, size_t size, const char *context);
+
+/*
+ * Returns nmemb1 * nmemb2 * size, or takes the fatal path, with a line that
+ * contains `context`, if the product overflows size_t. A zero factor makes it 0.
+ * For sizing arrays such as onewayalloc_callocz(owa, 1,
+ * onewayalloc_mul3_or_fatal(points, dimensions, sizeof(double), "results")).
+ */
+size_t onewayalloc_mul3_or_fatal(size_t nmemb1, size_t nmemb2, size_t size, const char *context);
+
+/*
+ * Sets the function the fatal path calls after writing its line to stderr and
+ * before abort(). It receives the same line, NUL-terminated, without the newline,
+ * valid until it returns. NULL removes the handler.
+ *
+ * The handler may log, flush, or end the process itself (exit(), _exit()); if it
+ * returns, the process aborts. It must not return into the library by longjmp()
+ * or by throwing a C++ exception: the library's state is not prepared for that.
+ * If it calls the library and fails again, the handler is not called a second
+ * time on that thread. The handler is stored atomically, so it can be set or
+ * replaced from any thread at any time.
+ */
+void onewayalloc_set_fatal_handler(void (*handler)(const char *message));
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ONEWAYALLOC_H */

@@ -1,0 +1,632 @@
+//! Netdata's One Way Allocator C API, served by the Rust crate `onewayalloc`: the
+//! functions that `include/onewayalloc.h` declares, built as a static library
+//! (`libonewayalloc_capi.a`), a shared library (`libonewayalloc_capi.so`) and, with
+//! cargo-c, as `libonewayalloc` with a pkg-config file.
+//!
+//! A C program switches from Netdata's allocator to this one by linking another
+//! library: the 12 functions have Netdata's prototypes and the semantics C callers
+//! rely on, plus `onewayalloc_trim` and `onewayalloc_set_fatal_handler`. The header
+//! is the reference for C callers; this page is for Rust readers. The functions can
+//! be called from Rust too:
+//!
+//! ```
+//! use onewayalloc_capi::*;
+//!
+//! // SAFETY: the arena is used by this thread only and destroyed once; every block
+//! // is used within its size and before the reset.
+//! unsafe {
+//!     let owa = onewayalloc_create(0);
+//!     let name = onewayalloc_strdupz(owa, c"system.cpu".as_ptr());
+//!     assert_eq!(core::ffi::CStr::from_ptr(name), c"system.cpu");
+//!     let points = onewayalloc_callocz(owa, 30, size_of::<f64>()).cast::<f64>();
+//!     assert_eq!(*points.add(29), 0.0);
+//!     assert_eq!(points as usize % 16, 0);
+//!     onewayalloc_reset(owa); // every page kept for the next query
+//!     onewayalloc_destroy(owa);
+//! }
+//! ```
+//!
+//! # Design
+//!
+//! - The handle (`ONEWAYALLOC *`) is a boxed `OneWayAlloc<Counting>`; `Counting`
+//!   is the global allocator with every byte counted, which is what
+//!   [`onewayalloc_allocated_memory`] reports.
+//! - Every block comes from `alloc_bytes`, 16-byte aligned like `malloc`. `freez`
+//!   and `doublesize` work by address through the crate's hidden by-address calls,
+//!   which in the sanitizer mode look the block's exact layout up in the arena's
+//!   record of outstanding blocks.
+//! - Every entry point runs through one guard: a refusal (overflow, out of memory,
+//!   NULL where a value is required, a pointer the sanitizer mode does not hold)
+//!   and any Rust panic end in the fatal path (one line on stderr, the handler,
+//!   `abort()`). Nothing unwinds into C and no call returns NULL where the header
+//!   promises a block.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
+
+mod counting;
+mod fatal;
+
+use core::ffi::{CStr, c_char, c_void};
+use core::fmt::Write;
+use core::mem::MaybeUninit;
+use core::ptr::{self, NonNull};
+
+use onewayalloc::allocator_api2::boxed::Box;
+use onewayalloc::{ByAddressError, OneWayAlloc};
+
+use counting::Counting;
+pub use fatal::FatalHandler;
+use fatal::{Ptr, Reason, entry};
+
+/// Whether the library runs the crate's sanitizer mode (every block its own block
+/// of the system allocator; `freez` frees, `reset` releases every block). Chosen
+/// by the `separate-blocks` feature, or by `-Zsanitizer=address`.
+///
+/// ```
+/// assert_eq!(onewayalloc_capi::SEPARATE_BLOCKS, onewayalloc::SEPARATE_BLOCKS);
+/// ```
+pub const SEPARATE_BLOCKS: bool = onewayalloc::SEPARATE_BLOCKS;
+
+/// The arena behind an `ONEWAYALLOC *`.
+type Arena = OneWayAlloc<Counting>;
+
+/// The C type `ONEWAYALLOC`, which C declares as `void`: handles are `void *`.
+#[allow(clippy::upper_case_acronyms)]
+pub type ONEWAYALLOC = c_void;
+
+/// The arena behind a handle, or `None` for NULL.
+///
+/// # Safety
+/// `owa` must be NULL or a live handle from [`onewayalloc_create`], used by this
+/// thread only for the duration of the borrow.
+unsafe fn arena<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a Arena> {
+    // SAFETY: the caller's guarantee: a live handle points to a boxed `Arena`.
+    unsafe { owa.cast::<Arena>().as_ref() }
+}
+
+/// The arena behind a handle, exclusively, or `None` for NULL.
+///
+/// # Safety
+/// As for [`arena`], and no block of the arena may be in use by Rust references
+/// (C holds raw pointers only).
+unsafe fn arena_mut<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a mut Arena> {
+    // SAFETY: the caller's guarantee, as above.
+    unsafe { owa.cast::<Arena>().as_mut() }
+}
+
+/// The arena behind the handle an allocating call got: NULL is fatal.
+fn live<'a>(owa: *mut ONEWAYALLOC) -> Result<&'a Arena, Reason> {
+    // SAFETY: the header's contract for every call: `owa` is NULL or a live handle
+    // used by one thread at a time.
+    unsafe { arena(owa) }.ok_or(Reason::NullArena)
+}
+
+/// `size` bytes, 16-byte aligned; 0 bytes are served as 1, so that every block is
+/// distinct and `freez` accepts it in both modes.
+fn block(arena: &Arena, size: usize) -> Result<NonNull<u8>, Reason> {
+    let bytes: &mut [MaybeUninit<u8>] = arena
+        .try_alloc_bytes(size.max(1))
+        .map_err(|_| Reason::Refused { bytes: size })?;
+    // A block's pointer is never null; C gets it as a raw pointer only.
+    Ok(NonNull::from(bytes).cast::<u8>())
+}
+
+/// Creates an arena whose first page holds `size_hint` bytes of payload (at least
+/// 64 KiB with its header, rounded up to the OS page). Never returns NULL: it ends
+/// the process if memory cannot be had.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(100_000);
+/// assert!(!owa.is_null());
+/// // The first page counts (other arenas of this process may count too).
+/// assert!(onewayalloc_allocated_memory() >= 100_000 || SEPARATE_BLOCKS);
+/// // SAFETY: a live handle, destroyed once.
+/// unsafe { onewayalloc_destroy(owa) };
+/// ```
+#[unsafe(no_mangle)]
+pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
+    entry(
+        move |line| write!(line, "onewayalloc_create(size_hint={size_hint})"),
+        || {
+            // The first page: at least 64 KiB, and the hint after the header (before
+            // rounding to the OS page).
+            let first_page = size_hint
+                .saturating_add(onewayalloc::PAGE_HEADER_SIZE)
+                .max(64 * 1024);
+            let arena = Arena::try_with_size_hint_in(size_hint, Counting)
+                .map_err(|_| Reason::Refused { bytes: first_page })?;
+            let handle = Box::try_new(arena).map_err(|_| Reason::Refused {
+                bytes: size_of::<Arena>(),
+            })?;
+            Ok(Box::into_raw(handle).cast::<ONEWAYALLOC>())
+        },
+    )
+}
+
+/// Releases every page of the arena (every outstanding block in the sanitizer mode)
+/// and the arena itself. NULL does nothing.
+///
+/// # Safety
+/// `owa` must be NULL or a live handle, not used again (by any thread) afterwards,
+/// and none of its blocks may be used again.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// // SAFETY: NULL is accepted.
+/// unsafe { onewayalloc_destroy(core::ptr::null_mut()) };
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
+    entry(
+        move |line| write!(line, "onewayalloc_destroy(owa={})", Ptr(owa)),
+        || {
+            if !owa.is_null() {
+                // SAFETY: the caller's guarantee: a live handle from
+                // `onewayalloc_create`, that is `Box::into_raw` of an `Arena`, given
+                // back once.
+                drop(unsafe { Box::from_raw(owa.cast::<Arena>()) });
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Invalidates every block and makes every page available again, in constant time;
+/// keeps every page (unlike Netdata's reset at 04b1cf5, which unmaps all but the
+/// first). In the sanitizer mode it releases every outstanding block. NULL does
+/// nothing.
+///
+/// # Safety
+/// `owa` must be NULL or a live handle used by this thread only; no block of it may
+/// be used afterwards.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle; the block is not used after the reset.
+/// unsafe {
+///     onewayalloc_mallocz(owa, 100_000);
+///     onewayalloc_reset(owa);
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
+    entry(
+        move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
+        || {
+            // SAFETY: the caller's guarantee; C holds its blocks as raw pointers.
+            if let Some(arena) = unsafe { arena_mut(owa) } {
+                arena.reset();
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Returns unused pages to the system, keeping at most `keep_bytes` of them (the
+/// crate's `trim`): after a reset, `onewayalloc_trim(owa, 0)` leaves only the first
+/// page. Does nothing in the sanitizer mode and for NULL.
+///
+/// # Safety
+/// `owa` must be NULL or a live handle used by this thread only.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle; the block is not used after the reset.
+/// unsafe {
+///     onewayalloc_mallocz(owa, 1 << 20);
+///     onewayalloc_reset(owa);
+///     onewayalloc_trim(owa, 0);
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usize) {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_trim(owa={}, keep_bytes={keep_bytes})",
+                Ptr(owa)
+            )
+        },
+        || {
+            // SAFETY: the caller's guarantee; unused pages hold no live block.
+            if let Some(arena) = unsafe { arena_mut(owa) } {
+                arena.trim(keep_bytes);
+            }
+            Ok(())
+        },
+    )
+}
+
+/// `size` uninitialized bytes, 16-byte aligned; 0 is served as 1 byte, a distinct
+/// block. Never returns NULL.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal).
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle.
+/// unsafe {
+///     let (a, b) = (onewayalloc_mallocz(owa, 0), onewayalloc_mallocz(owa, 0));
+///     assert_ne!(a, b);
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_mallocz(owa: *mut ONEWAYALLOC, size: usize) -> *mut c_void {
+    entry(
+        move |line| write!(line, "onewayalloc_mallocz(owa={}, size={size})", Ptr(owa)),
+        || Ok(block(live(owa)?, size)?.as_ptr().cast()),
+    )
+}
+
+/// `nmemb * size` zeroed bytes, 16-byte aligned (0 bytes are served as 1). The
+/// product overflowing is fatal. Never returns NULL.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal).
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle; 4 * 8 bytes are read.
+/// unsafe {
+///     let zeros = onewayalloc_callocz(owa, 4, 8).cast::<u64>();
+///     assert_eq!(*zeros.add(3), 0);
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_callocz(
+    owa: *mut ONEWAYALLOC,
+    nmemb: usize,
+    size: usize,
+) -> *mut c_void {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_callocz(owa={}, nmemb={nmemb}, size={size})",
+                Ptr(owa)
+            )
+        },
+        || {
+            let total = nmemb
+                .checked_mul(size)
+                .ok_or(Reason::Overflow("nmemb * size"))?;
+            let zeroed = block(live(owa)?, total)?;
+            // SAFETY: the block holds at least `total` bytes.
+            unsafe { zeroed.write_bytes(0, total) };
+            Ok(zeroed.as_ptr().cast())
+        },
+    )
+}
+
+/// A copy of the string `s` with its terminating NUL, 16-byte aligned. A NULL `s`
+/// is fatal. Never returns NULL.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal); `s` must be
+/// a NUL-terminated string.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle and a C string.
+/// unsafe {
+///     let copy = onewayalloc_strdupz(owa, c"cpu.user".as_ptr());
+///     assert_eq!(core::ffi::CStr::from_ptr(copy), c"cpu.user");
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_strdupz(
+    owa: *mut ONEWAYALLOC,
+    s: *const c_char,
+) -> *mut c_char {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_strdupz(owa={}, s={})",
+                Ptr(owa),
+                Ptr(s.cast())
+            )
+        },
+        || {
+            let arena = live(owa)?;
+            if s.is_null() {
+                return Err(Reason::NullString);
+            }
+            // SAFETY: the caller's guarantee: `s` is NUL-terminated.
+            let with_nul = unsafe { CStr::from_ptr(s) }.to_bytes_with_nul();
+            let copy = block(arena, with_nul.len())?;
+            // SAFETY: the block holds `with_nul.len()` bytes and is fresh, so it does
+            // not overlap the source.
+            unsafe { ptr::copy_nonoverlapping(with_nul.as_ptr(), copy.as_ptr(), with_nul.len()) };
+            Ok(copy.as_ptr().cast())
+        },
+    )
+}
+
+/// A copy of the `size` bytes at `src`, 16-byte aligned (0 bytes are served as 1).
+/// A NULL `src` with `size > 0` is fatal. Never returns NULL.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal); `src` must
+/// be valid for reads of `size` bytes.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// let values = [1.5f64, 2.5];
+/// // SAFETY: a live handle and 16 readable bytes.
+/// unsafe {
+///     let copy = onewayalloc_memdupz(owa, values.as_ptr().cast(), 16).cast::<f64>();
+///     assert_eq!(*copy.add(1), 2.5);
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_memdupz(
+    owa: *mut ONEWAYALLOC,
+    src: *const c_void,
+    size: usize,
+) -> *mut c_void {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_memdupz(owa={}, src={}, size={size})",
+                Ptr(owa),
+                Ptr(src)
+            )
+        },
+        || {
+            let arena = live(owa)?;
+            if src.is_null() && size > 0 {
+                return Err(Reason::NullSource);
+            }
+            let copy = block(arena, size)?;
+            if size > 0 {
+                // SAFETY: the caller's guarantee for `src`; the block is fresh and
+                // holds `size` bytes.
+                unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), copy.as_ptr(), size) };
+            }
+            Ok(copy.as_ptr().cast())
+        },
+    )
+}
+
+/// Frees a block: in the page mode nothing happens (the block stays valid until
+/// reset or destroy); in the sanitizer mode the block is released at once, and a
+/// pointer the arena does not hold is fatal. `ptr` NULL does nothing; a NULL arena
+/// with a non-NULL `ptr` is fatal in both modes.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only; `ptr` NULL or a block of
+/// it (the page mode cannot tell another pointer), not used afterwards.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle; the block is not used after `freez`.
+/// unsafe {
+///     let block = onewayalloc_mallocz(owa, 64);
+///     onewayalloc_freez(owa, block);
+///     onewayalloc_freez(owa, core::ptr::null());
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_freez(owa: *mut ONEWAYALLOC, ptr: *const c_void) {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_freez(owa={}, ptr={})",
+                Ptr(owa),
+                Ptr(ptr)
+            )
+        },
+        || {
+            let Some(block) = NonNull::new(ptr.cast_mut().cast::<u8>()) else {
+                return Ok(());
+            };
+            let arena = live(owa)?;
+            // SAFETY: the caller's guarantee: the block is not used afterwards.
+            unsafe { arena.free_by_address(block) }.map_err(|error| by_address_reason(error, 0))
+        },
+    )
+}
+
+/// A block of `2 * oldsize` bytes whose first `oldsize` bytes are those at `src`.
+/// When `src` is the most recent block, ends exactly `oldsize` bytes after its
+/// start and its page has room, it grows in place (the same pointer comes back).
+/// `2 * oldsize` overflowing is fatal; so are a NULL `src` with `oldsize > 0` and,
+/// in the sanitizer mode, a `src` the arena does not hold. A NULL `src` with
+/// `oldsize == 0` gives a fresh block, like `mallocz(owa, 0)`. Never returns NULL.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal); `src` must
+/// be NULL (with `oldsize == 0`) or the start of a block of `owa` at least `oldsize`
+/// bytes long, not used afterwards except through the returned pointer.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle; `series` holds 8 doubles and is reassigned.
+/// unsafe {
+///     let mut series = onewayalloc_mallocz(owa, 8 * 8).cast::<f64>();
+///     *series = 42.0;
+///     series = onewayalloc_doublesize(owa, series.cast(), 8 * 8).cast();
+///     assert_eq!(*series, 42.0);
+///     *series.add(15) = 1.0; // 16 doubles now
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_doublesize(
+    owa: *mut ONEWAYALLOC,
+    src: *const c_void,
+    oldsize: usize,
+) -> *mut c_void {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_doublesize(owa={}, src={}, oldsize={oldsize})",
+                Ptr(owa),
+                Ptr(src)
+            )
+        },
+        || {
+            let arena = live(owa)?;
+            let new_size = oldsize
+                .checked_mul(2)
+                .ok_or(Reason::Overflow("2 * oldsize"))?;
+            let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) else {
+                return if oldsize == 0 {
+                    Ok(block(arena, 0)?.as_ptr().cast())
+                } else {
+                    Err(Reason::NullSource)
+                };
+            };
+            // SAFETY: the caller's guarantee: `src` starts a block of this arena of
+            // at least `oldsize` bytes, used only through the result afterwards.
+            let grown = unsafe { arena.grow_by_address(src, oldsize, new_size) }
+                .map_err(|error| by_address_reason(error, new_size))?;
+            Ok(grown.as_ptr().cast())
+        },
+    )
+}
+
+/// The fatal reason for a refused by-address call that asked for `bytes`.
+fn by_address_reason(error: ByAddressError, bytes: usize) -> Reason {
+    match error {
+        ByAddressError::KeepExceedsBlock { block_size } => Reason::KeepExceedsBlock { block_size },
+        ByAddressError::Alloc => Reason::Refused { bytes },
+        _ => Reason::NotHeld,
+    }
+}
+
+/// The bytes that all arenas created by [`onewayalloc_create`] hold from the
+/// system allocator now, page headers included (the arena handles themselves not
+/// counted). In the sanitizer mode, the bytes of their outstanding blocks. Read
+/// with a relaxed atomic: any thread may call it at any time.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// assert!(onewayalloc_allocated_memory() > 0 || SEPARATE_BLOCKS);
+/// // SAFETY: a live handle, destroyed once.
+/// unsafe { onewayalloc_destroy(owa) };
+/// ```
+#[unsafe(no_mangle)]
+pub extern "C" fn onewayalloc_allocated_memory() -> usize {
+    entry(
+        move |line| line.write_str("onewayalloc_allocated_memory()"),
+        || Ok(counting::allocated()),
+    )
+}
+
+/// `nmemb * size`, or the fatal path with a message containing `context` when the
+/// product overflows `size_t`. `mul_or_fatal(n, 0)` is 0.
+///
+/// # Safety
+/// `context` must be NULL or a NUL-terminated string.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// // SAFETY: a C string.
+/// assert_eq!(unsafe { onewayalloc_mul_or_fatal(30, 8, c"points".as_ptr()) }, 240);
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_mul_or_fatal(
+    nmemb: usize,
+    size: usize,
+    context: *const c_char,
+) -> usize {
+    entry(
+        move |line| write!(line, "onewayalloc_mul_or_fatal(nmemb={nmemb}, size={size})"),
+        || {
+            nmemb
+                .checked_mul(size)
+                .ok_or(Reason::ProductOverflow("nmemb * size", context))
+        },
+    )
+}
+
+/// `nmemb1 * nmemb2 * size`, or the fatal path with a message containing `context`
+/// when the product overflows `size_t`. A zero factor makes it 0.
+///
+/// # Safety
+/// `context` must be NULL or a NUL-terminated string.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// // SAFETY: a C string.
+/// let bytes = unsafe { onewayalloc_mul3_or_fatal(30, 100, 8, c"result".as_ptr()) };
+/// assert_eq!(bytes, 24_000);
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_mul3_or_fatal(
+    nmemb1: usize,
+    nmemb2: usize,
+    size: usize,
+    context: *const c_char,
+) -> usize {
+    entry(
+        move |line| {
+            write!(
+                line,
+                "onewayalloc_mul3_or_fatal(nmemb1={nmemb1}, nmemb2={nmemb2}, size={size})"
+            )
+        },
+        || {
+            // A zero anywhere makes the product 0, without overflow.
+            let product = if nmemb1 == 0 || nmemb2 == 0 || size == 0 {
+                Some(0)
+            } else {
+                nmemb1.checked_mul(nmemb2).and_then(|n| n.checked_mul(size))
+            };
+            product.ok_or(Reason::ProductOverflow("nmemb1 * nmemb2 * size", context))
+        },
+    )
+}
+
+/// Sets the function the fatal path calls, after writing its line to stderr and
+/// before `abort()`, with that line (NUL-terminated, without the newline); NULL
+/// removes it. Stored atomically: any thread may set it at any time.
+///
+/// # Safety
+/// The handler must not unwind (throw) or `longjmp` back into the library; it may
+/// return (the process then aborts) or end the process itself.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// unsafe extern "C" fn log_fatal(_message: *const core::ffi::c_char) {}
+/// // SAFETY: the handler returns normally.
+/// unsafe {
+///     onewayalloc_set_fatal_handler(Some(log_fatal));
+///     onewayalloc_set_fatal_handler(None);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_set_fatal_handler(handler: Option<FatalHandler>) {
+    entry(
+        move |line| line.write_str("onewayalloc_set_fatal_handler()"),
+        || {
+            fatal::set_handler(handler);
+            Ok(())
+        },
+    )
+}

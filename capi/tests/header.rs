@@ -1,0 +1,142 @@
+//! The hand-written header against the libraries: its prototypes are Netdata's (and
+//! the two additions), every function it declares is exported by the static and the
+//! shared library, and the shared library exports nothing else.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5) and the two additions,
+/// with single spaces.
+const PROTOTYPES: [&str; 14] = [
+    "ONEWAYALLOC *onewayalloc_create(size_t size_hint)",
+    "void onewayalloc_destroy(ONEWAYALLOC *owa)",
+    "void onewayalloc_reset(ONEWAYALLOC *owa)",
+    "void *onewayalloc_mallocz(ONEWAYALLOC *owa, size_t size)",
+    "void *onewayalloc_callocz(ONEWAYALLOC *owa, size_t nmemb, size_t size)",
+    "char *onewayalloc_strdupz(ONEWAYALLOC *owa, const char *s)",
+    "void *onewayalloc_memdupz(ONEWAYALLOC *owa, const void *src, size_t size)",
+    "void onewayalloc_freez(ONEWAYALLOC *owa, const void *ptr)",
+    "void *onewayalloc_doublesize(ONEWAYALLOC *owa, const void *src, size_t oldsize)",
+    "size_t onewayalloc_allocated_memory(void)",
+    "size_t onewayalloc_mul_or_fatal(size_t nmemb, size_t size, const char *context)",
+    "size_t onewayalloc_mul3_or_fatal(size_t nmemb1, size_t nmemb2, size_t size, const char *context)",
+    "void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes)",
+    "void onewayalloc_set_fatal_handler(void (*handler)(const char *message))",
+];
+
+/// The header's text without its comments.
+fn header_code() -> String {
+    let text = std::fs::read_to_string(common::package_dir().join("include/onewayalloc.h"))
+        .expect("the header");
+    let mut code = String::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("/*") {
+        code.push_str(&rest[..start]);
+        let end = rest[start..].find("*/").expect("comments are closed") + start + 2;
+        rest = &rest[end..];
+    }
+    code.push_str(rest);
+    code
+}
+
+/// The function declarations of the header, whitespace collapsed.
+fn declarations() -> Vec<String> {
+    header_code()
+        .split(';')
+        .map(|statement| {
+            statement
+                .lines()
+                .filter(|line| !line.trim_start().starts_with('#'))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .map(|statement| statement.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|statement| statement.contains("onewayalloc_") && statement.contains('('))
+        .map(|statement| {
+            // Drop what precedes the declaration in the same statement
+            // (`extern "C" {` in C++).
+            match statement.rfind('{') {
+                Some(brace) => statement[brace + 1..].trim().to_owned(),
+                None => statement,
+            }
+        })
+        .collect()
+}
+
+/// The function name of a declaration.
+fn name_of(declaration: &str) -> &str {
+    let start = declaration.find("onewayalloc_").expect("a name");
+    let end = declaration[start..].find('(').expect("a parameter list") + start;
+    &declaration[start..end]
+}
+
+/// The names of the global functions `nm` finds defined in `library`.
+fn exported(library: &Path, dynamic: bool) -> BTreeSet<String> {
+    let mut command = Command::new("nm");
+    command.arg("--defined-only").arg("-g");
+    if dynamic {
+        command.arg("-D");
+    }
+    let output = command.arg(library).output().expect("nm (binutils) runs");
+    assert!(
+        output.status.success(),
+        "nm {}: {output:?}",
+        library.display()
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            match fields.as_slice() {
+                [_, "T", name] => Some((*name).to_owned()),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_header_declares_netdatas_prototypes_and_the_two_additions() {
+    let found: BTreeSet<String> = declarations().into_iter().collect();
+    let expected: BTreeSet<String> = PROTOTYPES.iter().map(|p| (*p).to_owned()).collect();
+    assert_eq!(found, expected);
+    assert_eq!(declarations().len(), PROTOTYPES.len(), "each declared once");
+}
+
+#[test]
+fn the_header_declares_the_handle_type_as_netdata_does() {
+    assert!(header_code().contains("typedef void ONEWAYALLOC;"));
+}
+
+#[test]
+fn every_declared_function_is_exported_by_the_static_library() {
+    let library = common::library();
+    let symbols = exported(&library.static_lib, false);
+    for declaration in declarations() {
+        let name = name_of(&declaration);
+        assert!(
+            symbols.contains(name),
+            "{name} is not in {}",
+            library.static_lib.display()
+        );
+    }
+}
+
+#[test]
+fn the_shared_library_exports_exactly_the_declared_functions() {
+    let library = common::library();
+    let symbols: BTreeSet<String> = exported(&library.shared_lib, true);
+    let declared: BTreeSet<String> = declarations()
+        .iter()
+        .map(|declaration| name_of(declaration).to_owned())
+        .collect();
+    let ours: BTreeSet<String> = symbols
+        .iter()
+        .filter(|symbol| !symbol.starts_with("__") && !symbol.starts_with('_'))
+        .cloned()
+        .collect();
+    assert_eq!(ours, declared, "{}", library.shared_lib.display());
+}

@@ -1,0 +1,284 @@
+//! `collect_in`: bumpalo's `CollectIn` and `FromIteratorIn`, for the arena
+//! collections (and any other allocator-api2 `Allocator`).
+
+use core::hash::{BuildHasher, Hash};
+
+use allocator_api2::alloc::Allocator;
+use allocator_api2::boxed::Box;
+use allocator_api2::vec::Vec;
+
+use super::String;
+use crate::OneWayAlloc;
+
+/// A collection that can be built from an iterator in a given allocator: the
+/// allocator-aware `FromIterator`, with bumpalo's name and shape.
+///
+/// Usually called through [`CollectIn::collect_in`]. Implemented for:
+///
+/// | collection | items | `Alloc` |
+/// |---|---|---|
+/// | [`Vec<T, B>`](crate::collections::Vec) | `T` | `B`, e.g. `&'a OneWayAlloc` |
+/// | [`Box<[T], B>`](crate::collections::Box) | `T` | `B` |
+/// | [`HashMap<K, V, S, B>`](crate::collections::HashMap) | `(K, V)` | `B` |
+/// | [`HashSet<T, S, B>`](crate::collections::HashSet) | `T` | `B` |
+/// | [`String<'a, A>`](crate::collections::String) | `char`, `&char`, `&str` | `&'a OneWayAlloc<A>` |
+/// | `Option<C>` | `Option<T>` where `C` collects `T` | `C`'s |
+/// | `Result<C, E>` | `Result<T, E>` where `C` collects `T` | `C`'s |
+///
+/// # Cost
+///
+/// Each collection first reserves the iterator's lower size bound, then grows as
+/// its `extend` does.
+/// - `Vec`, `Box<[T]>` and `String` grow in place while they are the most recent
+///   block of the arena, so an iterator with a wrong hint (`filter`, `flat_map`)
+///   costs no copy unless the iterator itself allocates from the arena; `Box<[T]>`
+///   then shrinks in place to its length.
+/// - `HashMap` and `HashSet` rehash when they outgrow their table: each rehash
+///   moves every entry into a new table and abandons the old one in the arena
+///   until the next reset. Starting from a hint of 0, the abandoned tables add up to
+///   about the size of the final table (they double). When the count is known
+///   but the iterator does not say so, collect into a map made with
+///   `HashMap::with_capacity_in(n, &arena)` and `extend` it instead.
+/// - `Option` and `Result` stop at the first `None` or `Err`, so their lower bound is
+///   0: they start from an empty collection, as `std`'s `collect` does.
+///
+/// # Examples
+/// ```
+/// use onewayalloc::OneWayAlloc;
+/// use onewayalloc::collections::{FromIteratorIn, Vec};
+///
+/// let arena = OneWayAlloc::new();
+/// let fives = Vec::from_iter_in(std::iter::repeat(5).take(5), &arena);
+/// assert_eq!(fives, [5, 5, 5, 5, 5]);
+/// ```
+pub trait FromIteratorIn<T> {
+    /// The allocator the collection is built in: `&OneWayAlloc` for the arena
+    /// collections.
+    type Alloc;
+
+    /// Builds the collection from `iter` in `alloc`, like
+    /// [`FromIterator::from_iter`].
+    ///
+    /// # Panics
+    /// Like the collection's `extend`: if its capacity overflows, and through
+    /// `handle_alloc_error` if the allocator cannot provide the memory. If the
+    /// iterator panics, the items taken so far are dropped and the arena stays
+    /// usable.
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::OneWayAlloc;
+    /// use onewayalloc::collections::{FromIteratorIn, HashSet};
+    ///
+    /// let arena = OneWayAlloc::new();
+    /// let set = HashSet::from_iter_in([3, 1, 3], &arena);
+    /// assert_eq!(set.len(), 2);
+    /// ```
+    fn from_iter_in<I>(iter: I, alloc: Self::Alloc) -> Self
+    where
+        I: IntoIterator<Item = T>;
+}
+
+/// `collect_in`, the allocator-aware [`Iterator::collect`], for every iterator
+/// (bumpalo's `CollectIn`).
+///
+/// # Examples
+/// ```
+/// use onewayalloc::OneWayAlloc;
+/// use onewayalloc::collections::{CollectIn, String, Vec};
+///
+/// let arena = OneWayAlloc::new();
+/// let nums = (0..=3).collect_in::<Vec<_>>(&arena);
+/// assert_eq!(nums, [0, 1, 2, 3]);
+/// let shout: String = "owa".chars().map(|c| c.to_ascii_uppercase()).collect_in(&arena);
+/// assert_eq!(shout, "OWA");
+/// ```
+pub trait CollectIn: Iterator + Sized {
+    /// Collects the items into a collection built in `alloc`; see
+    /// [`FromIteratorIn`] for the collections and what they cost.
+    ///
+    /// # Panics
+    /// As [`FromIteratorIn::from_iter_in`].
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::OneWayAlloc;
+    /// use onewayalloc::collections::{CollectIn, Vec};
+    ///
+    /// let arena = OneWayAlloc::new();
+    /// let parsed: Result<Vec<u8>, _> = ["1", "2", "x"].iter().map(|s| s.parse::<u8>()).collect_in(&arena);
+    /// assert!(parsed.is_err());
+    /// let parsed: Option<Vec<u8>> = ["1", "2"].iter().map(|s| s.parse().ok()).collect_in(&arena);
+    /// assert_eq!(parsed.unwrap(), [1, 2]);
+    /// ```
+    #[inline]
+    fn collect_in<C: FromIteratorIn<Self::Item>>(self, alloc: C::Alloc) -> C {
+        C::from_iter_in(self, alloc)
+    }
+}
+
+impl<I: Iterator> CollectIn for I {}
+
+/// A collection made by `with_capacity(hint)` for the iterator's lower size bound,
+/// then extended with the iterator.
+#[inline]
+fn reserved_then_extended<T, C: Extend<T>>(
+    iter: impl IntoIterator<Item = T>,
+    with_capacity: impl FnOnce(usize) -> C,
+) -> C {
+    let iter = iter.into_iter();
+    let mut collection = with_capacity(iter.size_hint().0);
+    collection.extend(iter);
+    collection
+}
+
+impl<T, B: Allocator> FromIteratorIn<T> for Vec<T, B> {
+    type Alloc = B;
+
+    #[inline]
+    fn from_iter_in<I>(iter: I, alloc: B) -> Self
+    where
+        I: IntoIterator<Item = T>,
+    {
+        reserved_then_extended(iter, |hint| Vec::with_capacity_in(hint, alloc))
+    }
+}
+
+impl<T, B: Allocator> FromIteratorIn<T> for Box<[T], B> {
+    type Alloc = B;
+
+    #[inline]
+    fn from_iter_in<I>(iter: I, alloc: B) -> Self
+    where
+        I: IntoIterator<Item = T>,
+    {
+        Vec::from_iter_in(iter, alloc).into_boxed_slice()
+    }
+}
+
+impl<K, V, S, B> FromIteratorIn<(K, V)> for hashbrown::HashMap<K, V, S, B>
+where
+    K: Eq + Hash,
+    S: BuildHasher + Default,
+    B: Allocator,
+{
+    type Alloc = B;
+
+    fn from_iter_in<I>(iter: I, alloc: B) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+    {
+        reserved_then_extended(iter, |hint| {
+            hashbrown::HashMap::with_capacity_and_hasher_in(hint, S::default(), alloc)
+        })
+    }
+}
+
+impl<T, S, B> FromIteratorIn<T> for hashbrown::HashSet<T, S, B>
+where
+    T: Eq + Hash,
+    S: BuildHasher + Default,
+    B: Allocator,
+{
+    type Alloc = B;
+
+    fn from_iter_in<I>(iter: I, alloc: B) -> Self
+    where
+        I: IntoIterator<Item = T>,
+    {
+        reserved_then_extended(iter, |hint| {
+            hashbrown::HashSet::with_capacity_and_hasher_in(hint, S::default(), alloc)
+        })
+    }
+}
+
+/// Builds an arena `String` from any items it can `extend` with.
+macro_rules! string_from_iter_in {
+    ($($item:ty),*) => {$(
+        impl<'a, 'i, A: Allocator> FromIteratorIn<$item> for String<'a, A> {
+            type Alloc = &'a OneWayAlloc<A>;
+
+            #[inline]
+            fn from_iter_in<I>(iter: I, alloc: Self::Alloc) -> Self
+            where
+                I: IntoIterator<Item = $item>,
+            {
+                let mut string = String::new_in(alloc);
+                string.extend(iter);
+                string
+            }
+        }
+    )*};
+}
+string_from_iter_in!(char, &'i char, &'i str);
+
+impl<T, E, C: FromIteratorIn<T>> FromIteratorIn<Result<T, E>> for Result<C, E> {
+    type Alloc = C::Alloc;
+
+    /// Takes items until the first `Err`, which is returned; without one, the
+    /// collection of the `Ok` values.
+    fn from_iter_in<I>(iter: I, alloc: Self::Alloc) -> Self
+    where
+        I: IntoIterator<Item = Result<T, E>>,
+    {
+        let mut error = None;
+        let collection = C::from_iter_in(
+            UntilErr {
+                iter: iter.into_iter(),
+                error: &mut error,
+            },
+            alloc,
+        );
+        match error {
+            Some(error) => Err(error),
+            None => Ok(collection),
+        }
+    }
+}
+
+impl<T, C: FromIteratorIn<T>> FromIteratorIn<Option<T>> for Option<C> {
+    type Alloc = C::Alloc;
+
+    /// Takes items until the first `None`, which is returned; without one, the
+    /// collection of the values.
+    fn from_iter_in<I>(iter: I, alloc: Self::Alloc) -> Self
+    where
+        I: IntoIterator<Item = Option<T>>,
+    {
+        let items = iter.into_iter().map(|item| item.ok_or(()));
+        Result::<C, ()>::from_iter_in(items, alloc).ok()
+    }
+}
+
+/// The `Ok` values of `iter` up to its first `Err`, which it keeps in `error`.
+struct UntilErr<'e, I, E> {
+    iter: I,
+    error: &'e mut Option<E>,
+}
+
+impl<T, E, I: Iterator<Item = Result<T, E>>> Iterator for UntilErr<'_, I, E> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        if self.error.is_some() {
+            return None;
+        }
+        match self.iter.next()? {
+            Ok(item) => Some(item),
+            Err(error) => {
+                *self.error = Some(error);
+                None
+            }
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.error.is_some() {
+            (0, Some(0))
+        } else {
+            (0, self.iter.size_hint().1)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Collections in an arena, without spelling out the allocator parameter.
+//!
+//! `Vec`, `Box`, `HashMap` and `HashSet` are the `allocator-api2` and `hashbrown`
+//! types over `&'a OneWayAlloc`, so every method those crates document works.
+//! [`String`] is the arena's own, built on the arena `Vec<u8>` so it grows in
+//! place at the top of the arena; [`format_in!`](crate::format_in) formats into one.
+//!
+//! ```
+//! use onewayalloc::OneWayAlloc;
+//! use onewayalloc::collections::{HashMap, String, Vec};
+//! use onewayalloc::format_in;
+//!
+//! let arena = OneWayAlloc::new();
+//! let mut names: HashMap<String, usize> = HashMap::new_in(&arena);
+//! let mut order = Vec::new_in(&arena);
+//! for i in 0..3 {
+//!     let name = format_in!(&arena, "dim{i}");
+//!     order.push(name.clone());
+//!     names.insert(name, i);
+//! }
+//! assert_eq!(names["dim2"], 2); // looked up by &str
+//! assert_eq!(order[0], "dim0");
+//! ```
+//!
+//! # Building collections
+//!
+//! - [`vec!`](crate::vec): `onewayalloc::vec![in &arena; 1, 2, 3]`,
+//!   `vec![in &arena; value; n]` and `vec![in &arena]`, as bumpalo's `vec!`.
+//! - [`CollectIn`]: `iter.collect_in::<Vec<_>>(&arena)` for every collection that
+//!   implements [`FromIteratorIn`]: `Vec`, `Box<[T]>`, `HashMap`, `HashSet`,
+//!   [`String`] (from `char`s or `&str`s), and `Option`/`Result` of those.
+//!
+//! ```
+//! use onewayalloc::OneWayAlloc;
+//! use onewayalloc::collections::{CollectIn, HashMap, String, Vec};
+//!
+//! let arena = OneWayAlloc::new();
+//! let squares = onewayalloc::vec![in &arena; 1, 4, 9];
+//! let evens: Vec<u32> = (0..10).filter(|n| n % 2 == 0).collect_in(&arena);
+//! let index: HashMap<u32, usize> = evens.iter().copied().zip(0..).collect_in(&arena);
+//! let word: String = ['o', 'w', 'a'].into_iter().collect_in(&arena);
+//! assert_eq!((squares[2], evens.len(), index[&8], word.as_str()), (9, 5, 4, "owa"));
+//! ```
+//!
+//! # From a collection to a plain arena slice
+//!
+//! A collection borrows the arena for `'a`; giving it up for a plain reference of
+//! the same lifetime costs no copy. A bumpalo user looks for these under other names:
+//!
+//! | bumpalo | here |
+//! |---|---|
+//! | `vec.into_bump_slice()`, `vec.into_bump_slice_mut()` | [`vec.leak()`](allocator_api2::vec::Vec::leak): `&'a mut [T]` |
+//! | `string.into_bump_str()` | [`string.into_str()`](String::into_str): `&'a mut str` |
+//! | `bumpalo::boxed::Box::leak(b)` | `Box::leak(b)` |
+//!
+//! `leak` gives up ownership: the elements are never dropped (as with any value
+//! placed in the arena), and their memory comes back at the next
+//! [`reset`](crate::OneWayAlloc::reset). Unused capacity stays in the arena too; call
+//! `shrink_to_fit` first to release it when the vector is the most recent block.
+//!
+//! ```
+//! use onewayalloc::OneWayAlloc;
+//! use onewayalloc::collections::{CollectIn, String, Vec};
+//!
+//! struct Node<'a> {
+//!     name: &'a str,
+//!     children: &'a [u32],
+//! }
+//!
+//! let arena = OneWayAlloc::new();
+//! let children: Vec<u32> = (1..=3).collect_in(&arena);
+//! let mut name = String::new_in(&arena);
+//! name.push_str("root");
+//! let node = Node { name: name.into_str(), children: children.leak() };
+//! assert_eq!((node.name, node.children), ("root", &[1, 2, 3][..]));
+//! ```
+//!
+//! # With the `nightly` feature
+//!
+//! `Vec` and `Box` are then `std`'s own types with the arena as their allocator
+//! (`std::vec::Vec<T, &OneWayAlloc>`), and everything above works the same.
+
+mod collect;
+mod string;
+mod vec_macro;
+
+pub use collect::{CollectIn, FromIteratorIn};
+pub use string::{Drain, FromUtf8Error, FromUtf16Error, String};
+#[doc(hidden)]
+pub use vec_macro::{__vec_from_array, __vec_from_elem};
+
+use allocator_api2::alloc::Global;
+
+use crate::OneWayAlloc;
+
+/// A vector in an arena: `Vec::new_in(&arena)`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut v: onewayalloc::collections::Vec<u32> = onewayalloc::collections::Vec::new_in(&arena);
+/// v.push(1);
+/// ```
+pub type Vec<'a, T, A = Global> = allocator_api2::vec::Vec<T, &'a OneWayAlloc<A>>;
+
+/// A box in an arena: `Box::new_in(value, &arena)`. Dropping it runs the value's
+/// destructor (and rolls the arena back if it is the most recent block).
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let b: onewayalloc::collections::Box<[u8; 4]> = onewayalloc::collections::Box::new_in([1; 4], &arena);
+/// assert_eq!(b[3], 1);
+/// ```
+pub type Box<'a, T, A = Global> = allocator_api2::boxed::Box<T, &'a OneWayAlloc<A>>;
+
+/// A hash map in an arena, with hashbrown's default hasher: `HashMap::new_in(&arena)`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut m: onewayalloc::collections::HashMap<u32, &str> = onewayalloc::collections::HashMap::new_in(&arena);
+/// m.insert(1, "one");
+/// ```
+pub type HashMap<'a, K, V, A = Global> =
+    hashbrown::HashMap<K, V, hashbrown::DefaultHashBuilder, &'a OneWayAlloc<A>>;
+
+/// A hash set in an arena, with hashbrown's default hasher: `HashSet::new_in(&arena)`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut s: onewayalloc::collections::HashSet<u64> = onewayalloc::collections::HashSet::new_in(&arena);
+/// assert!(s.insert(7));
+/// ```
+pub type HashSet<'a, T, A = Global> =
+    hashbrown::HashSet<T, hashbrown::DefaultHashBuilder, &'a OneWayAlloc<A>>;

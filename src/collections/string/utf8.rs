@@ -1,0 +1,206 @@
+//! The arena `String` from bytes and UTF-16: `from_utf8`, `from_utf8_lossy_in`,
+//! `from_utf16_in`, and their errors.
+
+use core::fmt;
+use core::str::Utf8Error;
+
+use allocator_api2::alloc::Allocator;
+
+use super::String;
+use crate::OneWayAlloc;
+use crate::collections::Vec;
+
+impl<'a, A: Allocator> String<'a, A> {
+    /// The bytes of an arena `Vec<u8>` as a string, without copying, if they are
+    /// UTF-8.
+    ///
+    /// # Errors
+    /// [`FromUtf8Error`] if they are not; its [`into_bytes`](FromUtf8Error::into_bytes)
+    /// gives the vector back and [`utf8_error`](FromUtf8Error::utf8_error) says where.
+    ///
+    /// ```
+    /// use onewayalloc::OneWayAlloc;
+    /// use onewayalloc::collections::String;
+    ///
+    /// let arena = OneWayAlloc::new();
+    /// let heart = onewayalloc::vec![in &arena; 240, 159, 146, 150];
+    /// assert_eq!(String::from_utf8(heart).unwrap(), "💖");
+    ///
+    /// let broken = onewayalloc::vec![in &arena; b'a', 0xff];
+    /// let error = String::from_utf8(broken).unwrap_err();
+    /// assert_eq!(error.utf8_error().valid_up_to(), 1);
+    /// assert_eq!(error.into_bytes(), [b'a', 0xff]);
+    /// ```
+    pub fn from_utf8(bytes: Vec<'a, u8, A>) -> Result<Self, FromUtf8Error<'a, A>> {
+        match core::str::from_utf8(&bytes) {
+            Ok(_) => Ok(String { bytes }),
+            Err(error) => Err(FromUtf8Error { bytes, error }),
+        }
+    }
+
+    /// The bytes of an arena `Vec<u8>` as a string, without checking or copying.
+    ///
+    /// # Safety
+    /// The bytes must be valid UTF-8.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let bytes = onewayalloc::vec![in &arena; b'o', b'k'];
+    /// // SAFETY: ASCII is UTF-8.
+    /// let s = unsafe { onewayalloc::collections::String::from_utf8_unchecked(bytes) };
+    /// assert_eq!(s, "ok");
+    /// ```
+    pub unsafe fn from_utf8_unchecked(bytes: Vec<'a, u8, A>) -> Self {
+        String { bytes }
+    }
+
+    /// A string of `bytes` in the arena, with each invalid UTF-8 sequence replaced
+    /// by U+FFFD REPLACEMENT CHARACTER, as `std`'s `String::from_utf8_lossy` does
+    /// (but always a copy in the arena).
+    ///
+    /// # Panics
+    /// Through `handle_alloc_error` if the arena cannot provide the bytes.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let s = onewayalloc::collections::String::from_utf8_lossy_in(b"Hello \xF0\x90\x80World", &arena);
+    /// assert_eq!(s, "Hello �World");
+    /// ```
+    pub fn from_utf8_lossy_in(bytes: &[u8], arena: &'a OneWayAlloc<A>) -> Self {
+        let mut string = Self::with_capacity_in(bytes.len(), arena);
+        for chunk in bytes.utf8_chunks() {
+            string.push_str(chunk.valid());
+            if !chunk.invalid().is_empty() {
+                string.push_str(char::REPLACEMENT_CHARACTER.encode_utf8(&mut [0; 4]));
+            }
+        }
+        string
+    }
+
+    /// A string of UTF-16 code units in the arena.
+    ///
+    /// # Errors
+    /// [`FromUtf16Error`] if `units` holds a lone surrogate.
+    ///
+    /// # Panics
+    /// Through `handle_alloc_error` if the arena cannot provide the bytes.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// let music = [0xD834, 0xDD1E, 0x006d, 0x0075, 0x0073, 0x0069, 0x0063];
+    /// assert_eq!(String::from_utf16_in(&music, &arena).unwrap(), "𝄞music");
+    /// assert!(String::from_utf16_in(&[0xD834, 0x006d], &arena).is_err());
+    /// ```
+    pub fn from_utf16_in(units: &[u16], arena: &'a OneWayAlloc<A>) -> Result<Self, FromUtf16Error> {
+        let mut string = Self::with_capacity_in(units.len(), arena);
+        for ch in char::decode_utf16(units.iter().copied()) {
+            string.push(ch.map_err(|_| FromUtf16Error(()))?);
+        }
+        Ok(string)
+    }
+}
+
+/// The error of [`String::from_utf8`]: the bytes were not UTF-8. It keeps the
+/// vector, as `std`'s `FromUtf8Error` does.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let error = onewayalloc::collections::String::from_utf8(onewayalloc::vec![in &arena; 0xc3]).unwrap_err();
+/// assert_eq!(error.as_bytes(), [0xc3]);
+/// assert_eq!(error.to_string(), "incomplete utf-8 byte sequence from index 0");
+/// ```
+pub struct FromUtf8Error<'a, A: Allocator = crate::Global> {
+    bytes: Vec<'a, u8, A>,
+    error: Utf8Error,
+}
+
+impl<'a, A: Allocator> FromUtf8Error<'a, A> {
+    /// The bytes that were not UTF-8.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let error = onewayalloc::collections::String::from_utf8(onewayalloc::vec![in &arena; 0xff]).unwrap_err();
+    /// assert_eq!(error.as_bytes(), [0xff]);
+    /// ```
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The vector given to `from_utf8`, back.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let error = onewayalloc::collections::String::from_utf8(onewayalloc::vec![in &arena; 0xff]).unwrap_err();
+    /// let mut bytes = error.into_bytes();
+    /// bytes[0] = b'!';
+    /// assert_eq!(onewayalloc::collections::String::from_utf8(bytes).unwrap(), "!");
+    /// ```
+    pub fn into_bytes(self) -> Vec<'a, u8, A> {
+        self.bytes
+    }
+
+    /// Where and how the bytes stop being UTF-8.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// let bytes = onewayalloc::vec![in &arena; b'o', b'k', 0xff];
+    /// let error = onewayalloc::collections::String::from_utf8(bytes).unwrap_err();
+    /// assert_eq!(error.utf8_error().valid_up_to(), 2);
+    /// ```
+    pub fn utf8_error(&self) -> Utf8Error {
+        self.error
+    }
+}
+
+impl<A: Allocator> fmt::Display for FromUtf8Error<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<A: Allocator> fmt::Debug for FromUtf8Error<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FromUtf8Error")
+            .field("bytes", &self.as_bytes())
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<A: Allocator> Clone for FromUtf8Error<'_, A> {
+    fn clone(&self) -> Self {
+        FromUtf8Error {
+            bytes: self.bytes.clone(),
+            error: self.error,
+        }
+    }
+}
+
+impl<A: Allocator> PartialEq for FromUtf8Error<'_, A> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes() && self.error == other.error
+    }
+}
+
+impl<A: Allocator> Eq for FromUtf8Error<'_, A> {}
+
+impl<A: Allocator> core::error::Error for FromUtf8Error<'_, A> {}
+
+/// The error of [`String::from_utf16_in`]: the code units held a lone surrogate.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let error = onewayalloc::collections::String::from_utf16_in(&[0xD800], &arena).unwrap_err();
+/// assert_eq!(error.to_string(), "invalid utf-16: lone surrogate found");
+/// ```
+#[derive(Debug)]
+pub struct FromUtf16Error(());
+
+impl fmt::Display for FromUtf16Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid utf-16: lone surrogate found")
+    }
+}
+
+impl core::error::Error for FromUtf16Error {}
