@@ -6,9 +6,10 @@
 #
 # MODE:
 #   all (default)    both runs below, one after the other: the full run
-#   default          the default build (page mode), over every file it compiles
+#   default          the page mode, over every file it compiles
 #   separate-blocks  the sanitizer mode (--features separate-blocks), over the
-#                    files only that build compiles (SEPARATE_ONLY below)
+#                    files only that build compiles (SEPARATE_ONLY below) and the
+#                    files with code of their own for it (BOTH_MODES below)
 #   ci               the small fixed set .ci/run runs: the allocation fast path,
 #                    rollback and in-place growth, with the tests that cover them
 #
@@ -18,8 +19,14 @@
 #
 # The tests: the unit and integration tests (`cargo test --tests`), without the
 # doctests, which would double the build of every mutant and catch nothing more
-# here. cargo-mutants does not understand conditional compilation, so code compiled
-# out of a build shows as missed: each build is run on the files it compiles.
+# here, with the additive features `serde` and `allocator-api2-04` on, so that their
+# code is built and tested too (`nightly` needs the nightly toolchain: it adds no
+# code of its own, only std's `Allocator` trait).
+#
+# cargo-mutants does not understand conditional compilation, so code compiled out
+# of a build shows as missed: each build is run on the files it compiles. A file
+# with code for each mode (`#[cfg(onewayalloc_separate_blocks)]` blocks) is run in
+# both, and in `all` a mutant of it counts as missed only if neither run caught it.
 #
 # cargo-mutants never mutates an `unsafe fn`, and the arena's resizing, rollback
 # and release live in `unsafe fn`s. So the run works on a copy of the tree in which
@@ -44,6 +51,11 @@ MUTANTS_VERSION=27.1.0
 # the default build and mutated there (code shared by both modes is caught if
 # either mode's tests catch it; the default run is the one that tests it).
 SEPARATE_ONLY=(src/separate.rs)
+# Files of both builds with code for the sanitizer mode of their own: both runs
+# examine them (found by their `cfg`, so new ones join by themselves).
+mapfile -t BOTH_MODES < <(grep -rl --include='*.rs' 'cfg(onewayalloc_separate_blocks)' src |
+    grep -vxF -e src/lib.rs "${SEPARATE_ONLY[@]/#/-e}" | sort)
+FEATURES=serde,allocator-api2-04
 
 # The CI set: the fast path of every allocation, its arithmetic, and rollback and
 # in-place growth of the most recent block, named by function so it does not
@@ -96,6 +108,9 @@ done
 
 status=0
 summaries=()
+# A listing runs nothing: it has no outcomes to report.
+listing=false
+for arg in "$@"; do [[ "$arg" == --list* ]] && listing=true; done
 
 # run NAME [cargo mutants args...]: one cargo-mutants run over the copy, its
 # output in target/mutants/NAME; records the summary and a failing status.
@@ -110,7 +125,7 @@ run() {
     local took=$((SECONDS - start))
     local results="$out/mutants.out"
     local summary="$name: exit $rc in ${took}s"
-    if [[ -f "$results/outcomes.json" ]]; then
+    if [[ $listing == false && -f "$results/outcomes.json" ]]; then
         local counts=""
         for kind in caught missed unviable timeout; do
             local n=0
@@ -132,21 +147,44 @@ run() {
 excluded=()
 for file in "${SEPARATE_ONLY[@]}"; do excluded+=(--exclude "$file"); done
 examined=()
-for file in "${SEPARATE_ONLY[@]}"; do examined+=(--file "$file"); done
+for file in "${SEPARATE_ONLY[@]}" "${BOTH_MODES[@]}"; do examined+=(--file "$file"); done
 ci_files=()
 for file in "${CI_FILES[@]}"; do ci_files+=(--file "$file"); done
 
+run_default() { run default --features "$FEATURES" "${excluded[@]}" "$@" -- --tests; }
+run_separate() {
+    run separate-blocks --features "separate-blocks,$FEATURES" "${examined[@]}" "$@" -- --tests
+}
+
 case "$mode" in
     all)
-        run default "${excluded[@]}" "$@" -- --tests
-        run separate-blocks --features separate-blocks "${examined[@]}" "$@" -- --tests
+        run_default "$@"
+        run_separate "$@"
         ;;
-    default) run default "${excluded[@]}" "$@" -- --tests ;;
-    separate-blocks) run separate-blocks --features separate-blocks "${examined[@]}" "$@" -- --tests ;;
+    default) run_default "$@" ;;
+    separate-blocks) run_separate "$@" ;;
     ci) run ci "${ci_files[@]}" --re "$CI_RE" "$@" -- "${CI_TESTS[@]}" ;;
 esac
 
 echo
 echo "=== mutation testing summary"
 printf '%s\n' "${summaries[@]}"
+
+# Both runs: a mutant missed (or timed out) in one counts only if the other did not
+# catch it (files of both builds are examined twice).
+if [[ "$mode" == all && $listing == false ]]; then
+    outcomes() { cat "$root"/target/mutants/{default,separate-blocks}/mutants.out/"$1".txt 2>/dev/null | sort -u; }
+    caught=$(outcomes caught)
+    missed=$(comm -23 <(outcomes missed) <(echo "$caught"))
+    timeouts=$(comm -23 <(outcomes timeout) <(printf '%s\n' "$caught" "$missed" | sort -u))
+    count() { grep -c . <<<"$1" || true; }
+    echo "both runs: caught=$(count "$caught") missed=$(count "$missed") unviable=$(outcomes unviable | grep -c .) timeout=$(count "$timeouts")"
+    [[ -n "$missed" ]] && printf '  missed:\n%s\n' "$(sed 's/^/    /' <<<"$missed")"
+    [[ -n "$timeouts" ]] && printf '  timeout:\n%s\n' "$(sed 's/^/    /' <<<"$timeouts")"
+    if [[ -n "$missed" || -n "$timeouts" ]]; then
+        status=2
+    elif [[ $status -eq 2 || $status -eq 3 ]]; then
+        status=0
+    fi
+fi
 exit "$status"
