@@ -121,7 +121,7 @@ run() {
     mkdir -p "$out"
     echo "=== cargo mutants ($name): $*" >&2
     local start=$SECONDS rc=0
-    cargo mutants --dir "$tree" --output "$out" "$@" || rc=$?
+    cargo mutants --dir "$tree" --output "$out" --profile mutants "$@" || rc=$?
     local took=$((SECONDS - start))
     local results="$out/mutants.out"
     local summary="$name: exit $rc in ${took}s"
