@@ -51,9 +51,10 @@ MUTANTS_VERSION=27.1.0
 # the default build and mutated there (code shared by both modes is caught if
 # either mode's tests catch it; the default run is the one that tests it).
 SEPARATE_ONLY=(src/separate.rs)
-# Files of both builds with code for the sanitizer mode of their own: both runs
-# examine them (found by their `cfg`, so new ones join by themselves).
-mapfile -t BOTH_MODES < <(grep -rl --include='*.rs' 'cfg(onewayalloc_separate_blocks)' src |
+# Files of both builds with code for one mode only (a `cfg` naming
+# `onewayalloc_separate_blocks`, or its `not`): both runs examine them (found by
+# their `cfg`, so new ones join by themselves).
+mapfile -t BOTH_MODES < <(grep -rlE --include='*.rs' 'cfg\((not\()?onewayalloc_separate_blocks' src |
     grep -vxF -e src/lib.rs "${SEPARATE_ONLY[@]/#/-e}" | sort)
 FEATURES=serde,allocator-api2-04
 

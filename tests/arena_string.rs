@@ -81,3 +81,51 @@ fn try_format_in_reports_a_refused_allocation() {
     let arena = OneWayAlloc::new();
     assert_eq!(try_format_in!(&arena, "{}-{}", 1, 'b').unwrap(), "1-b");
 }
+
+#[test]
+fn reserve_exact_makes_room_and_shrink_to_fit_gives_it_back() {
+    let arena = OneWayAlloc::new();
+    let mut s = String::from_str_in("cpu", &arena);
+    s.reserve_exact(500);
+    assert!(s.capacity() >= 503, "capacity {}", s.capacity());
+    assert_eq!(s, "cpu");
+    s.push_str(".user");
+    s.shrink_to_fit();
+    assert_eq!(s.capacity(), s.len());
+    assert_eq!(s, "cpu.user");
+    // The string is the most recent block: what it gave back is the next block's.
+    if !SEPARATE_BLOCKS {
+        let next = arena.alloc(0u8);
+        assert_eq!(
+            core::ptr::from_ref(next).addr(),
+            s.as_ptr().addr() + s.len()
+        );
+    }
+}
+
+/// Edits `s` after a block with a distinct byte at each position was allocated
+/// right behind it, then checks that the block is as it was: the edit wrote only
+/// inside the string's own block.
+fn check_edit_stays_inside(edit: impl FnOnce(&mut String<'_>), want: &str) {
+    let arena = OneWayAlloc::new();
+    let mut s = String::with_capacity_in(16, &arena);
+    s.push_str("hello world");
+    let neighbour = arena.alloc_iter(0..64u8);
+    edit(&mut s);
+    assert_eq!(s, want);
+    assert!(
+        neighbour.iter().enumerate().all(|(i, &b)| b == i as u8),
+        "the block after the string was overwritten: {neighbour:?}"
+    );
+}
+
+#[test]
+fn edits_write_only_inside_the_strings_block() {
+    check_edit_stays_inside(|s| s.replace_range(0..5, "hi"), "hi world");
+    check_edit_stays_inside(|s| s.replace_range(0..5, "HELLO!"), "HELLO! world");
+    check_edit_stays_inside(|s| s.replace_range(6.., "there"), "hello there");
+    check_edit_stays_inside(|s| s.insert_str(5, ","), "hello, world");
+    check_edit_stays_inside(|s| drop(s.drain(2..7)), "heorld");
+    check_edit_stays_inside(|s| s.retain(|c| c != 'l'), "heo word");
+    check_edit_stays_inside(|s| s.truncate(4), "hell");
+}
