@@ -26,6 +26,7 @@ pub(crate) const MIN_PAGE_ALIGN: usize = 4096;
 /// The highest multiple of [`MIN_PAGE_ALIGN`]: no page ends above it (page ends are
 /// multiples of `MIN_PAGE_ALIGN`, and a block never wraps around the address space).
 pub(crate) const ADDR_LIMIT: usize = usize::MAX & !(MIN_PAGE_ALIGN - 1);
+const _: () = assert!(ADDR_LIMIT % MIN_PAGE_ALIGN == 0 && usize::MAX - ADDR_LIMIT < MIN_PAGE_ALIGN);
 
 /// The page size assumed where the OS cannot be asked (`no_std` builds).
 #[cfg(not(feature = "std"))]
@@ -119,6 +120,38 @@ pub(crate) fn new_page_layout(nth: usize, request: Layout, os_page: usize) -> Op
 pub(crate) fn growth_page_layout(nth: usize, request: Layout, os_page: usize) -> Option<Layout> {
     let doubled = Layout::from_size_align(request.size().checked_mul(2)?, request.align()).ok()?;
     new_page_layout(nth, doubled, os_page)
+}
+
+/// The arithmetic of the allocation fast path: the offset from the cursor `at` to
+/// the start of a block for `layout` in a page that ends at `end`, or `None` if the
+/// block does not fit. Requires `0 < at <= end <= ADDR_LIMIT`, which holds for a
+/// cursor in a page (pages end at multiples of [`MIN_PAGE_ALIGN`]).
+///
+/// One computation, three forms, chosen by what is known at compile time (`known`;
+/// the branches fold away), each with one comparison against the page end and none
+/// needing a test of the alignment at run time:
+/// - a constant alignment up to `MIN_PAGE_ALIGN` rounds `at` up directly
+///   ([`align_up_in_page`]: at most `end`, no overflow); then
+///   - a constant size below `MIN_PAGE_ALIGN` is added to that start and compared
+///     with `end` (no overflow: `end <= ADDR_LIMIT = usize::MAX - (MIN_PAGE_ALIGN - 1)`),
+///   - any other size is compared with the room `end - start`;
+/// - any other layout takes [`bump_padding`], exact for every alignment a `Layout`
+///   allows.
+#[inline(always)]
+pub(crate) fn bump_offset(at: usize, end: usize, layout: Layout, known: Known) -> Option<usize> {
+    debug_assert!(0 < at && at <= end && end <= ADDR_LIMIT);
+    if known.align && layout.align() <= MIN_PAGE_ALIGN {
+        let start = align_up_in_page(at, layout.align());
+        let fits = if known.size && layout.size() < MIN_PAGE_ALIGN {
+            start + layout.size() <= end
+        } else {
+            layout.size() <= end - start
+        };
+        // Rounding up never goes below `at`.
+        if fits { Some(start - at) } else { None }
+    } else {
+        bump_padding(at, end, layout.size(), layout.align())
+    }
 }
 
 /// Padding needed to bump a block of `size` bytes aligned to `align` at address
@@ -364,6 +397,86 @@ mod tests {
         assert!(limit.admits(60, 41));
     }
 
+    /// The three forms of the fast path's arithmetic: a typed value below
+    /// `MIN_PAGE_ALIGN` (`Known::TYPE`), an aligned size of any size
+    /// (`Known::ALIGN`: bytes, slices; `Known::TYPE` of 4 KiB or more) and a
+    /// run-time layout (`Known::NOTHING`, and any alignment above MIN_PAGE_ALIGN).
+    pub(super) const FORMS: [Known; 3] = [Known::TYPE, Known::ALIGN, Known::NOTHING];
+
+    /// Each form serves a request that ends exactly at the page end, at the
+    /// cursor rounded up to its alignment, and refuses one that would end a byte
+    /// past it.
+    #[test]
+    fn bump_offset_fits_exactly_to_the_page_end() {
+        let end = 1 << 20;
+        let requests = [
+            (1, 1),
+            (8, 8),
+            (24, 8),
+            (100, 4),
+            (4095, 1),
+            (4096, 16),
+            (4096, 4096),
+            (5000, 8),
+            (0, 8),
+            (0, 8192),
+            (8192, 8192),
+        ];
+        for known in FORMS {
+            for (size, align) in requests {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                let start = end - size; // aligned: `size` is a multiple of `align`
+                assert!(is_aligned(start, align));
+                for back in [0, 1, align - 1] {
+                    let at = start - back.min(align - 1);
+                    let offset = bump_offset(at, end, layout, known);
+                    let what = (known, layout, end - at);
+                    assert_eq!(offset, Some(start - at), "{what:?}");
+                    // One byte more, or one byte later, ends past the page end.
+                    let more = Layout::from_size_align(size + 1, align).unwrap();
+                    assert_eq!(bump_offset(at, end, more, known), None, "{what:?}");
+                }
+                if size > 0 {
+                    let later = bump_offset(start + 1, end, layout, known);
+                    assert_eq!(later, None, "{known:?} {layout:?}");
+                }
+            }
+        }
+    }
+
+    /// At the top of the address space no form overflows: a request that does not
+    /// fit is refused, whatever its size.
+    #[test]
+    fn bump_offset_at_the_top_of_the_address_space() {
+        let end = ADDR_LIMIT;
+        for known in FORMS {
+            let word = Layout::new::<u64>();
+            assert_eq!(bump_offset(end - 8, end, word, known), Some(0));
+            assert_eq!(bump_offset(end - 7, end, word, known), None);
+            assert_eq!(bump_offset(end, end, Layout::new::<()>(), known), Some(0));
+            for size in [1, 4095, 4096, 4097, isize::MAX as usize] {
+                let layout = Layout::from_size_align(size, 1).unwrap();
+                assert_eq!(
+                    bump_offset(end, end, layout, known),
+                    None,
+                    "{known:?} {size}"
+                );
+                let near = bump_offset(end - 16, end, layout, known);
+                assert_eq!(near, (size <= 16).then_some(0), "{known:?} {size}");
+            }
+        }
+    }
+
+    /// Pages are rounded to the OS page the system reports (the rounding itself is
+    /// tested above through the `os_page` parameter, at 1, 4 and 16 KiB).
+    #[test]
+    fn os_page_is_the_systems() {
+        #[cfg(feature = "std")]
+        assert_eq!(os_page(), page_size::get());
+        #[cfg(not(feature = "std"))]
+        assert_eq!(os_page(), DEFAULT_OS_PAGE);
+    }
+
     #[test]
     fn ends_at_needs_a_block_ending_at_the_cursor() {
         assert!(ends_at(0x1000, 8, 0x1008));
@@ -431,6 +544,28 @@ mod tests {
                         prop_assert!(!fits);
                     }
                 }
+            }
+
+            /// Every form of the fast path's arithmetic agrees with the exact
+            /// rule: the block starts at the cursor rounded up to its alignment, and
+            /// fits if it ends by the page end (a page end is a multiple of
+            /// MIN_PAGE_ALIGN, at most ADDR_LIMIT).
+            #[test]
+            fn bump_offset_is_exact(
+                end_pages in 1..=ADDR_LIMIT / MIN_PAGE_ALIGN,
+                back in any::<usize>(),
+                layout in layout(),
+                form in 0..3usize,
+            ) {
+                let end = end_pages * MIN_PAGE_ALIGN;
+                // Cursors at every distance below the end, many close to it.
+                let back = back >> (back % usize::BITS as usize);
+                let at = end - back.min(end - 1);
+                let start = at as u128 + (at.wrapping_neg() & (layout.align() - 1)) as u128;
+                let fits = start + layout.size() as u128 <= end as u128;
+                let expected = fits.then(|| (start - at as u128) as usize);
+                let known = super::FORMS[form];
+                prop_assert_eq!(bump_offset(at, end, layout, known), expected);
             }
 
             /// A new page serves its request at `payload_offset`, never exceeds

@@ -97,8 +97,7 @@ impl<A: Allocator> BumpCore<A> {
         // Under Miri only, alignments above MIN_PAGE_ALIGN go to the slow path, which
         // places them in a page aligned enough (see `Page::can_place`); the test is
         // compiled out of native builds.
-        let miri_over_aligned = cfg!(miri) && layout.align() > arith::MIN_PAGE_ALIGN;
-        if !miri_over_aligned {
+        if !(cfg!(miri) && miri_over_aligned(layout)) {
             if let Some(block) = self.bump(layout, known) {
                 return Ok(block);
             }
@@ -111,45 +110,18 @@ impl<A: Allocator> BumpCore<A> {
     /// consumes its padding and nothing more. Callers place only alignments the
     /// current page can place ([`Page::can_place`]).
     ///
-    /// One path, two forms of its arithmetic, chosen by what is known at compile
-    /// time (the branch folds away): a constant alignment up to `MIN_PAGE_ALIGN`
-    /// rounds the cursor up directly, which cannot overflow because page ends are
-    /// multiples of `MIN_PAGE_ALIGN`; any other layout computes the padding
-    /// ([`arith::bump_padding`]), which is exact for every alignment a `Layout`
-    /// allows. Both end in one comparison against the page end, and neither needs
-    /// a test of the alignment at run time.
+    /// The arithmetic is [`arith::bump_offset`]: one comparison against the page
+    /// end, in the cheapest form that what `known` says about the layout allows
+    /// (the choice folds away at compile time).
     #[inline(always)]
     fn bump(&self, layout: Layout, known: Known) -> Option<NonNull<u8>> {
         let cursor = self.cursor.get();
-        let at = cursor.addr().get();
-        let end = self.end.get();
-        debug_assert!(at <= end && end <= arith::ADDR_LIMIT);
-        let offset = if known.align && layout.align() <= arith::MIN_PAGE_ALIGN {
-            let start = arith::align_up_in_page(at, layout.align());
-            // `start <= end` (see `align_up_in_page`); a constant size below
-            // MIN_PAGE_ALIGN added to it cannot overflow either (`end` is at most
-            // `usize::MAX - (MIN_PAGE_ALIGN - 1)`), so it compares directly.
-            let fits = if known.size && layout.size() < arith::MIN_PAGE_ALIGN {
-                start + layout.size() <= end
-            } else {
-                layout.size() <= end - start
-            };
-            if !fits {
-                cold();
-                return None;
-            }
-            // Rounding up never goes below `at`.
-            start - at
-        } else {
-            match arith::bump_padding(at, end, layout.size(), layout.align()) {
-                Some(pad) => pad,
-                None => {
-                    cold();
-                    return None;
-                }
-            }
+        let Some(offset) = arith::bump_offset(cursor.addr().get(), self.end.get(), layout, known)
+        else {
+            cold();
+            return None;
         };
-        // SAFETY: both forms checked `at + offset + size <= end`: both pointers stay
+        // SAFETY: `bump_offset` checked `cursor + offset + size <= end`: both pointers stay
         // within the current page (or one past its end), whose provenance the
         // cursor carries.
         let (block, next) = unsafe {
@@ -560,6 +532,141 @@ fn cold() {}
 /// [`arith::MIN_PAGE_ALIGN`] (the test is compiled out of native builds).
 #[inline(always)]
 fn keeps_alignment(block: NonNull<u8>, old: Layout, new: Layout) -> bool {
-    arith::is_aligned(block.addr().get(), new.align())
-        & (!cfg!(miri) || new.align() <= arith::MIN_PAGE_ALIGN.max(old.align()))
+    arith::is_aligned(block.addr().get(), new.align()) & (!cfg!(miri) || miri_guaranteed(old, new))
+}
+
+/// Under Miri, whether `new`'s alignment is one the page of a block placed for
+/// `old` guarantees (see [`keeps_alignment`]). Called only under Miri.
+#[inline(always)]
+fn miri_guaranteed(old: Layout, new: Layout) -> bool {
+    new.align() <= arith::MIN_PAGE_ALIGN.max(old.align())
+}
+
+/// Under Miri, whether the fast path leaves `layout` to the slow path: alignments
+/// above what every page guarantees (see [`BumpCore::alloc`]). Called only under
+/// Miri.
+#[inline(always)]
+fn miri_over_aligned(layout: Layout) -> bool {
+    layout.align() > arith::MIN_PAGE_ALIGN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use allocator_api2::alloc::{AllocError, Global};
+
+    /// Moves the cursor of `core`'s current page so that `room` bytes are left.
+    fn leave_room(core: &BumpCore<Global>, room: usize) {
+        let left = core.end.get() - core.cursor.get().addr().get();
+        let filler = Layout::from_size_align(left - room, 1).unwrap();
+        assert!(core.bump(filler, Known::NOTHING).is_some());
+    }
+
+    /// Every form of the fast path's arithmetic ([`arith::bump_offset`]): a request
+    /// that ends exactly at the page end is served there, from the cursor rounded
+    /// up to its alignment, and moves the cursor to the end; one that would end a
+    /// byte past it is refused and leaves the cursor where it was. (A refusal sends
+    /// the request to the slow path, which is correct but slow: only this test sees
+    /// a fast path that refuses too much.)
+    #[test]
+    fn bump_serves_up_to_the_page_end_in_every_form() {
+        let mut core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let requests = [
+            (1, 1),
+            (8, 8),
+            (24, 8),
+            (4095, 1),
+            (4096, 16),
+            (5000, 8),
+            (0, 16),
+        ];
+        for known in [Known::TYPE, Known::ALIGN, Known::NOTHING] {
+            for (size, align) in requests {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                let end = core.end.get();
+                // Page ends are multiples of MIN_PAGE_ALIGN and `size` of `align`:
+                // the block ends exactly at the end, after `pad` bytes of padding.
+                for pad in [0, align - 1] {
+                    core.reset();
+                    leave_room(&core, size + pad);
+                    let block = core.bump(layout, known);
+                    let at = block.map(|block| block.addr().get());
+                    assert_eq!(at, Some(end - size), "{known:?} {layout:?} pad {pad}");
+                    assert_eq!(core.cursor.get().addr().get(), end);
+                }
+                if size > 0 {
+                    core.reset();
+                    leave_room(&core, size - 1);
+                    let cursor = core.cursor.get();
+                    assert_eq!(core.bump(layout, known), None, "{known:?} {layout:?}");
+                    assert_eq!(
+                        core.cursor.get(),
+                        cursor,
+                        "a refused request moved the cursor"
+                    );
+                }
+            }
+        }
+        // SAFETY: the core is not used again, and no block of it is.
+        unsafe { core.release_pages() };
+    }
+
+    fn addr_of(core: &BumpCore<Global>) -> usize {
+        core.cursor.get().addr().get()
+    }
+
+    /// Only the most recent block (an empty one at the cursor included) rolls back
+    /// or grows in place; growth keeps the block's start, needs no larger alignment
+    /// than the block's, and ends by the page end.
+    #[test]
+    fn only_the_most_recent_block_rolls_back_or_grows_in_place() {
+        let core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        // Alignments spelled out: a u64 is 4-aligned on some 32-bit targets.
+        let word = Layout::from_size_align(8, 8).unwrap();
+        let older = core.bump(word, Known::TYPE).unwrap();
+        let recent = core.bump(word, Known::TYPE).unwrap();
+        let after = addr_of(&core);
+        // SAFETY: every block below is a live block of `core` with the layout
+        // given, grown to sizes no smaller; the core is released last, unused after.
+        unsafe {
+            core.dealloc(older, word);
+            assert_eq!(addr_of(&core), after, "an older block rolled back");
+            let twice = Layout::from_size_align(16, 8).unwrap();
+            assert_eq!(
+                core.grow_in_place(older, word, twice),
+                None,
+                "an older block grew"
+            );
+            // A larger alignment than the block's moves it, even at the cursor.
+            let wider = Layout::from_size_align(16, 16).unwrap();
+            assert_eq!(core.grow_in_place(recent, word, wider), None);
+            assert_eq!(addr_of(&core), after);
+            // The most recent block grows in place, up to the page end exactly.
+            assert_eq!(core.grow_in_place(recent, word, twice), Some(recent));
+            assert_eq!(addr_of(&core), recent.addr().get() + 16);
+            let room = core.end.get() - recent.addr().get();
+            let full = Layout::from_size_align(room, 8).unwrap();
+            assert_eq!(core.grow_in_place(recent, twice, full), Some(recent));
+            assert_eq!(addr_of(&core), core.end.get());
+            let past = Layout::from_size_align(room + 1, 8).unwrap();
+            assert_eq!(
+                core.grow_in_place(recent, full, past),
+                None,
+                "grew past the page end"
+            );
+            assert_eq!(addr_of(&core), core.end.get());
+            // Rolling it back returns the cursor to its start.
+            core.dealloc(recent, full);
+            assert_eq!(addr_of(&core), recent.addr().get());
+            // An empty block at the cursor is the most recent block.
+            let nothing = Layout::from_size_align(0, 8).unwrap();
+            let empty = core.bump(nothing, Known::TYPE).unwrap();
+            assert_eq!(core.grow_in_place(empty, nothing, word), Some(empty));
+            assert_eq!(addr_of(&core), empty.addr().get() + 8);
+            core.dealloc(empty, word);
+            assert_eq!(addr_of(&core), empty.addr().get());
+            let mut core = core;
+            core.release_pages();
+        }
+    }
 }

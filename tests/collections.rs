@@ -312,6 +312,76 @@ fn collect_in_options_and_results_stop_at_the_first_failure() {
     assert_eq!(nested.unwrap().unwrap(), [1]);
 }
 
+type Hints = std::vec::Vec<(usize, Option<usize>)>;
+
+/// A collection that records, in the cell it is "allocated" in, the size hints its
+/// iterator gives: before each item, and after the last.
+struct RecordsHints<'c>(core::marker::PhantomData<&'c ()>);
+
+impl<'c, T> FromIteratorIn<T> for RecordsHints<'c> {
+    type Alloc = &'c core::cell::RefCell<Hints>;
+    fn from_iter_in<I: IntoIterator<Item = T>>(iter: I, hints: Self::Alloc) -> Self {
+        let mut iter = iter.into_iter();
+        hints.borrow_mut().push(iter.size_hint());
+        while iter.next().is_some() {
+            hints.borrow_mut().push(iter.size_hint());
+        }
+        hints.borrow_mut().push(iter.size_hint());
+        RecordsHints(core::marker::PhantomData)
+    }
+}
+
+/// The hints the collection inside `C` sees when `items` are collected into `C`.
+fn hints_seen<'c, C, T>(
+    hints: &'c core::cell::RefCell<Hints>,
+    items: impl IntoIterator<Item = T>,
+) -> Hints
+where
+    C: FromIteratorIn<T, Alloc = &'c core::cell::RefCell<Hints>>,
+{
+    let _: C = items.into_iter().collect_in(hints);
+    hints.take()
+}
+
+#[test]
+fn options_and_results_give_the_inner_collection_an_honest_size_hint() {
+    // No lower bound (any item may be the failure), the iterator's upper bound, and
+    // nothing more once the failure is seen.
+    let cell = core::cell::RefCell::new(Hints::new());
+    let all_ok = hints_seen::<Result<RecordsHints, ()>, _>(&cell, [Ok(1), Ok(2)]);
+    assert_eq!(
+        all_ok,
+        [(0, Some(2)), (0, Some(1)), (0, Some(0)), (0, Some(0))]
+    );
+    let failed = hints_seen::<Result<RecordsHints, &str>, _>(&cell, [Ok(1), Err("bad"), Ok(3)]);
+    assert_eq!(failed, [(0, Some(3)), (0, Some(2)), (0, Some(0))]);
+    let unbounded =
+        hints_seen::<Option<RecordsHints>, _>(&cell, (0..).map(Some).filter(|_| true).take(2));
+    assert_eq!(
+        unbounded,
+        [(0, Some(2)), (0, Some(1)), (0, Some(0)), (0, Some(0))]
+    );
+    let endless = hints_seen::<Option<RecordsHints>, _>(&cell, core::iter::repeat(None::<u8>));
+    assert_eq!(
+        endless,
+        [(0, None), (0, Some(0))],
+        "stops at the first None"
+    );
+}
+
+#[test]
+fn collecting_nothing_allocates_nothing() {
+    let arena = OneWayAlloc::new();
+    let before = arena.stats();
+    let none: Result<Vec<u64>, ()> = core::iter::empty().collect_in(&arena);
+    assert_eq!(none.unwrap().capacity(), 0);
+    let none: Option<Box<[u64]>> = core::iter::empty().collect_in(&arena);
+    assert!(none.unwrap().is_empty());
+    let none: Option<String> = core::iter::empty::<Option<char>>().collect_in(&arena);
+    assert_eq!(none.unwrap().capacity(), 0);
+    assert_eq!(arena.stats().used, before.used);
+}
+
 #[test]
 fn a_panicking_iterator_leaves_the_arena_usable() {
     use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -115,6 +115,40 @@ fn the_largest_unused_page_that_fits_takes_the_growing_buffer() {
     check_consistent(&arena);
 }
 
+/// Only a block that grows is a growing buffer: the most recent block moved to
+/// another page by a `grow` to its own size (a larger alignment, with no room in
+/// its page to realign) is placed by first fit, like any request.
+#[test]
+fn a_block_that_only_realigns_is_an_ordinary_request() {
+    let mut arena = OneWayAlloc::new();
+    for kib in [200, 900, 700] {
+        bytes(&arena, kib * KIB - header_size());
+    }
+    let before = sizes(&arena);
+    arena.reset();
+    // A block of 40 KiB + 8 bytes that ends exactly at the end of the first page:
+    // it starts 8 bytes past a multiple of 16.
+    let size = 40 * KIB + 8;
+    let room = before[0] - header_size();
+    bytes(&arena, room - size);
+    let a: &OneWayAlloc = &arena;
+    let old = Layout::from_size_align(size, 8).unwrap();
+    let block = a.allocate(old).unwrap().cast::<u8>();
+    assert_eq!(addr(block.as_ptr()) % 16, 8);
+    // SAFETY: `block` is the live block just allocated with `old`.
+    unsafe { block.as_ptr().write_bytes(0x5a, size) };
+    let new = Layout::from_size_align(size, 16).unwrap();
+    // SAFETY: `block` is the live block just allocated with `old`.
+    let moved = unsafe { a.grow(block, old, new) }.unwrap().cast::<u8>();
+    assert_eq!(addr(moved.as_ptr()) % 16, 0);
+    // First fit: the 200 KiB page, not the largest (900 KiB); nothing reordered.
+    assert_eq!(current_index(&arena), 1);
+    assert_eq!(sizes(&arena), before);
+    // SAFETY: `moved` is the live block of `size` bytes, its contents copied.
+    let copied = unsafe { core::slice::from_raw_parts(moved.as_ptr(), size) };
+    assert!(copied.iter().all(|&b| b == 0x5a));
+}
+
 #[test]
 fn ties_go_to_the_first_in_list_order() {
     let mut arena = OneWayAlloc::new();
@@ -225,6 +259,37 @@ fn a_refused_roomy_page_falls_back_to_the_exact_page() {
         round_os(header_size() + 3 * MIB)
     );
     assert_eq!(arena.stats().page_allocations, 2);
+}
+
+/// When the page with room to double would be no larger than the exact page (the
+/// growth schedule's target holds both), there is one page to ask for: once
+/// refused, the growth fails without asking the backing allocator again.
+#[test]
+fn a_growing_buffer_asks_once_when_the_roomy_page_is_the_exact_page() {
+    let backing = RefuseOnce {
+        calls: Cell::new(0),
+        refuse_at: 1,
+    };
+    let arena = OneWayAlloc::new_in(&backing);
+    let a = &arena;
+    bytes_in(a, 60 * KIB); // little room left in the first page
+    let old = Layout::from_size_align(KIB, 8).unwrap();
+    let block = a.allocate(old).unwrap().cast::<u8>();
+    // 8 KiB does not fit the first page; 16 KiB fits the 128 KiB target too.
+    let new = Layout::from_size_align(8 * KIB, 8).unwrap();
+    // SAFETY: `block` is the live block just allocated with `old`.
+    let grown = unsafe { a.grow(block, old, new) };
+    assert!(grown.is_err(), "the one page it needs was refused");
+    assert_eq!(backing.calls.get(), 2, "first page, the refused page");
+    assert_eq!(arena.stats().page_allocations, 1);
+    // The backing allocator accepts again: the buffer gets the 128 KiB page.
+    // SAFETY: the refused `grow` left `block` live with `old`.
+    unsafe { a.grow(block, old, new) }.expect("accepted");
+    assert_eq!(arena.pages().nth(1).unwrap().size, 128 * KIB);
+}
+
+fn bytes_in<A: Allocator>(arena: &OneWayAlloc<A>, n: usize) {
+    arena.alloc_layout(Layout::from_size_align(n, 1).unwrap());
 }
 
 #[test]

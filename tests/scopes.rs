@@ -207,3 +207,17 @@ fn scratch_arena_keeps_its_pages_between_calls() {
         assert_eq!(arena.stats().pages, 1);
     });
 }
+
+/// A scope's `pages()` and `stats()` are the arena's, as they stand inside it.
+#[test]
+fn a_scope_shows_the_arenas_pages_and_stats() {
+    let mut arena = OneWayAlloc::new();
+    arena.scope(|s| {
+        s.alloc_bytes(100_000); // a second page
+        let pages: std::vec::Vec<_> = s.pages().collect();
+        assert_eq!(pages, s.arena().pages().collect::<std::vec::Vec<_>>());
+        assert_eq!(pages.len(), 2);
+        assert!(pages[1].current && pages[1].used == 100_000);
+        assert_eq!(s.stats(), s.arena().stats());
+    });
+}

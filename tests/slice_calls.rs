@@ -1050,6 +1050,99 @@ fn alloc_iter_grows_to_the_end_of_its_page_before_it_moves() {
     check_consistent(&arena);
 }
 
+/// `alloc_iter` of `n` items whatever the hint, then a block allocated behind the
+/// slice: the two never overlap, and writing the block leaves the slice intact.
+fn check_apart_from_the_next_block<T: Copy + PartialEq + Debug>(
+    n: usize,
+    item: impl Fn(usize) -> T,
+) {
+    let arena = OneWayAlloc::new();
+    for lower in [0, 1, n / 3] {
+        let slice = arena.alloc_iter(hinted((0..n).map(&item), lower));
+        let next = arena.alloc_slice_fill_copy(64, 0xA5u8);
+        let (start, end) = (addr(slice.as_ptr()), addr(slice.as_ptr_range().end));
+        let (next_start, next_end) = (addr(next.as_ptr()), addr(next.as_ptr_range().end));
+        assert!(
+            end <= next_start || next_end <= start,
+            "n = {n}, lower = {lower}: the slice {start:#x}..{end:#x} overlaps the next block \
+             {next_start:#x}..{next_end:#x}"
+        );
+        assert!(
+            slice.iter().enumerate().all(|(i, x)| *x == item(i)),
+            "n = {n}, lower = {lower}"
+        );
+    }
+}
+
+#[test]
+fn alloc_iter_slices_stay_inside_their_blocks() {
+    for n in [1, 4, 5, 9, 33, N] {
+        check_apart_from_the_next_block(n, |i| i as u8);
+        check_apart_from_the_next_block(n, |i| i as u64);
+        check_apart_from_the_next_block(n, |i| [i as u16; 600]);
+    }
+}
+
+/// The capacity `alloc_iter`'s block has when it holds `k` items (`k >= 1`): as a
+/// `Vec`'s, doubling from 8 bytes' worth (4 elements for small ones, 1 for elements
+/// over 1 KiB).
+fn doubled_capacity(k: usize, size: usize) -> usize {
+    let min = match size {
+        1 => 8,
+        ..=1024 => 4,
+        _ => 1,
+    };
+    let mut capacity = min;
+    while capacity < k {
+        capacity *= 2;
+    }
+    capacity
+}
+
+/// `alloc_iter` under a size hint of 0, with an iterator that allocates a byte
+/// from the same arena as it makes item `k`: in a page with room the block has
+/// grown in place, doubling, so the byte lands right behind the block's capacity
+/// for `k` items; the next growth moves the block, and every item is kept.
+fn check_growth_doubles<T: Copy + PartialEq + Debug>(k: usize, item: impl Fn(usize) -> T) {
+    let n = 2 * k + 3;
+    let arena = OneWayAlloc::new();
+    let start = cursor_for::<T>(&arena);
+    let probe = Cell::new(0);
+    let slice = arena.alloc_iter(hinted(0..n, 0).map(|i| {
+        if i == k {
+            probe.set(addr(arena.alloc(0u8)));
+        }
+        item(i)
+    }));
+    assert_eq!(
+        probe.get() - start,
+        doubled_capacity(k, size_of::<T>()) * size_of::<T>(),
+        "item {k} of {}-byte items",
+        size_of::<T>()
+    );
+    assert_eq!(slice.len(), n);
+    assert!(slice.iter().enumerate().all(|(i, x)| *x == item(i)));
+    check_consistent(&arena);
+}
+
+#[test]
+fn alloc_iter_grows_in_place_by_doubling_like_a_vec() {
+    if !PAGE_MODE {
+        return; // no pages: every growth goes to the backing allocator
+    }
+    for k in [1, 3, 4, 5, 8, 9, 17, 40] {
+        check_growth_doubles(k, |i| i as u8);
+        check_growth_doubles(k, |i| i as u32);
+    }
+    // Within the first page's room (the growth past it is the test above).
+    for k in [1, 3, 4, 5, 8, 9, 17] {
+        check_growth_doubles(k, |i| [i as u8; 1024]);
+    }
+    for k in [1, 2, 3, 5, 9] {
+        check_growth_doubles(k, |i| [i as u8; 1025]);
+    }
+}
+
 #[test]
 fn alloc_iter_across_pages_keeps_every_item() {
     let n = if cfg!(miri) { 3000 } else { 300_000 };

@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 #[allow(dead_code, unused_imports)] // `Hits` is read by tests/model.rs only
 mod model;
 
-use model::Op;
+use model::{Op, TYPED_CLASSES};
 
 const KIB: usize = 1024;
 const MAX_SIZE: usize = 2 * KIB * KIB;
@@ -91,9 +91,9 @@ fn keep(u: &mut Unstructured) -> Result<usize> {
     })
 }
 
-/// One operation, with the weights of the proptest strategy (out of 114).
+/// One operation, with the weights of the proptest strategy (out of 120).
 fn op(u: &mut Unstructured) -> Result<Op> {
-    Ok(match u.int_in_range(0..=113u8)? {
+    Ok(match u.int_in_range(0..=119u8)? {
         0..=19 => Op::Layout {
             size: size(u)?,
             align_log2: align_log2(u)?,
@@ -157,6 +157,10 @@ fn op(u: &mut Unstructured) -> Result<Op> {
         },
         110 => Op::Trim { keep: keep(u)? },
         111..=112 => Op::Reset,
+        113..=118 => Op::Typed {
+            class: u.int_in_range(0..=TYPED_CLASSES - 1)?,
+            with: u.arbitrary()?,
+        },
         _ => Op::NewArena {
             size_hint: if u.arbitrary()? {
                 0

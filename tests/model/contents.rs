@@ -4,6 +4,9 @@
 use core::alloc::Layout;
 use core::ptr::{self, NonNull};
 
+use allocator_api2::alloc::{AllocError, Allocator};
+use onewayalloc::OneWayAlloc;
+
 /// Byte `i` of a block with seed `s` is `(s + i) % PERIOD`. The prime period makes
 /// a block copied to a shifted position (by any power of two) differ.
 const PERIOD: usize = 251;
@@ -47,8 +50,13 @@ impl Raw {
             ptr,
             size: layout.size(),
             align: layout.align(),
-            seed: (salt % PERIOD as u64) as usize,
+            seed: Raw::seed(salt),
         }
+    }
+
+    /// The seed of the pattern that `salt` chooses.
+    pub fn seed(salt: u64) -> usize {
+        (salt % PERIOD as u64) as usize
     }
 
     pub fn layout(&self) -> Layout {
@@ -128,4 +136,80 @@ impl Raw {
 pub fn probes(len: usize, full: bool) -> impl Iterator<Item = usize> {
     let step = if full { 1 } else { (len / 2).max(1) };
     (0..len).step_by(step).chain(len.checked_sub(1))
+}
+
+/// The first `N` bytes of the pattern from seed `seed` (`seed < PERIOD`), as an
+/// array: the contents of a typed value.
+fn pattern<const N: usize>(seed: usize) -> [u8; N] {
+    let mut bytes = [0; N];
+    bytes.copy_from_slice(&PATTERN[seed..seed + N]);
+    bytes
+}
+
+/// Declares the typed value classes (each `N` bytes aligned to `A`, holding the
+/// pattern) and [`place_typed`], which places one with the typed calls.
+macro_rules! typed_classes {
+    ($($class:literal => $name:ident: [u8; $size:literal], align $align:literal;)*) => {
+        $(
+            #[repr(C, align($align))]
+            #[derive(Clone, Copy)]
+            struct $name([u8; $size]);
+        )*
+
+        /// How many typed value classes there are.
+        pub const TYPED_CLASSES: usize = [$($class),*].len();
+
+        /// Places a value of class `class % TYPED_CLASSES`, holding the pattern from
+        /// `seed`, with `alloc_with` (if `with`) or `alloc`, or their `try_` twins
+        /// if `fallible`. Returns the value's layout and where it went.
+        pub fn place_typed<A: Allocator>(
+            arena: &OneWayAlloc<A>,
+            class: usize,
+            with: bool,
+            fallible: bool,
+            seed: usize,
+        ) -> (Layout, Result<NonNull<u8>, AllocError>) {
+            match class % TYPED_CLASSES {
+                $($class => (
+                    Layout::new::<$name>(),
+                    place(arena, with, fallible, $name(pattern::<$size>(seed))),
+                ),)*
+                _ => unreachable!(),
+            }
+        }
+    };
+}
+
+// Sizes below and above 4 KiB (the fast path's two compile-time forms) and
+// alignments up to 8 KiB (above 4 KiB: the run-time form).
+typed_classes! {
+    0 => Typed1: [u8; 1], align 1;
+    1 => Typed3: [u8; 3], align 1;
+    2 => Typed2: [u8; 2], align 2;
+    3 => Typed8: [u8; 8], align 8;
+    4 => Typed24: [u8; 24], align 8;
+    5 => Typed16: [u8; 16], align 16;
+    6 => Typed64: [u8; 64], align 64;
+    7 => Typed200: [u8; 200], align 4;
+    8 => Typed4095: [u8; 4095], align 1;
+    9 => Typed4096: [u8; 4096], align 16;
+    10 => Typed5000: [u8; 5000], align 8;
+    11 => TypedPage: [u8; 4096], align 4096;
+    12 => TypedOverAligned: [u8; 8192], align 8192;
+}
+
+/// One of the four typed calls.
+fn place<T, A: Allocator>(
+    arena: &OneWayAlloc<A>,
+    with: bool,
+    fallible: bool,
+    value: T,
+) -> Result<NonNull<u8>, AllocError> {
+    let placed = match (fallible, with) {
+        (false, false) => Ok(arena.alloc(value)),
+        (false, true) => Ok(arena.alloc_with(|| value)),
+        (true, false) => arena.try_alloc(value),
+        (true, true) => arena.try_alloc_with(|| value),
+    };
+    placed.map(|value| NonNull::from(value).cast())
 }

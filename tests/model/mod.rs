@@ -24,5 +24,6 @@ mod ops;
 mod policy;
 mod runner;
 
+pub use contents::TYPED_CLASSES;
 pub use ops::{Hits, Op};
 pub use runner::run;

@@ -24,6 +24,11 @@ pub enum Op {
     Str { len: usize },
     /// `Allocator::allocate` on `&arena`.
     Allocate { size: usize, align_log2: u8 },
+    /// A typed value: `alloc::<T>` (or `alloc_with` if `with`; their `try_` twins
+    /// under a limit) of one of the fixed types of `contents.rs`, chosen by `class`
+    /// (modulo their number), holding its pattern: the calls whose size and
+    /// alignment are compile-time constants.
+    Typed { class: usize, with: bool },
     /// `Allocator::grow` (or `grow_zeroed`) of a raw block by `extra` bytes, to
     /// alignment `1 << align_log2` (its own alignment when `None`).
     Grow {
@@ -103,6 +108,7 @@ macro_rules! hits {
 
 hits! {
     steps: "operation",
+    typed_values: "typed value placed by alloc or alloc_with",
     new_pages: "new page",
     oversized_pages: "new page larger than its target",
     reused_pages: "unused page reused (first fit)",

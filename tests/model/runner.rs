@@ -29,7 +29,7 @@ use allocator_api2::vec::Vec as AVec;
 use hashbrown::HashMap;
 use onewayalloc::{OneWayAlloc, PAGE_HEADER_SIZE, PageInfo, SEPARATE_BLOCKS, Scope, Stats};
 
-use super::contents::{Raw, is_zeroed, probes};
+use super::contents::{Raw, is_zeroed, place_typed, probes};
 use super::journal::{Arena, Backing, Event, Journal, Kind, Rec, addr};
 use super::ops::{Hits, Op};
 use super::policy::Model;
@@ -371,13 +371,31 @@ impl<'j> Ctx<'j> {
         layout: Layout,
         result: Result<NonNull<u8>, AllocError>,
     ) {
+        let salt = self.salt();
+        self.take_over(arena, layout, result, salt, false);
+    }
+
+    /// Journals a direct allocation and takes the block over: fills it with the
+    /// pattern of `salt`, or, if `written` (a typed value), checks that it holds it.
+    fn take_over(
+        &mut self,
+        arena: &Arena<'_>,
+        layout: Layout,
+        result: Result<NonNull<u8>, AllocError>,
+        salt: u64,
+        written: bool,
+    ) {
         let out = result.ok().map(|ptr| ptr.addr().get());
         self.journal.call(Kind::Allocate, 0, layout, layout, out);
         match result {
             Ok(ptr) => {
-                let raw = Raw::new(ptr, layout, self.salt());
+                let raw = Raw::new(ptr, layout, salt);
                 raw.check_alignment();
-                raw.fill_from(0);
+                if written {
+                    raw.verify(raw.size, true);
+                } else {
+                    raw.fill_from(0);
+                }
                 self.level().push(raw);
             }
             Err(_) => self.refusal(arena, &layout),
@@ -464,6 +482,12 @@ impl<'j> Ctx<'j> {
                     block.cast::<u8>()
                 });
                 self.allocated(arena, layout, block);
+            }
+            Op::Typed { class, with } => {
+                let salt = self.salt();
+                let (layout, block) = place_typed(arena, class, with, limited, Raw::seed(salt));
+                self.take_over(arena, layout, block, salt, true);
+                self.hits.typed_values += usize::from(block.is_ok());
             }
             Op::Grow {
                 block,

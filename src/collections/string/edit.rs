@@ -201,11 +201,12 @@ impl<'a, A: Allocator> String<'a, A> {
             write: 0,
             len,
         };
-        while state.read < len {
+        loop {
             // SAFETY: `bytes[read..len]` has not been written since it was a valid
             // `str` (writes go below `write <= read`, within the characters already
-            // visited) and `read` is the start of a character, so it is non-empty
-            // UTF-8; only its first character is decoded.
+            // visited) and `read` is the start of a character (or `len`), so it is
+            // UTF-8; only its first character is decoded, and at the end there is
+            // none.
             let rest = unsafe { core::str::from_utf8_unchecked(&state.bytes[state.read..len]) };
             let Some(ch) = rest.chars().next() else { break };
             let width = ch.len_utf8();

@@ -1,0 +1,131 @@
+//! The arena `String`'s own methods, each stated by what it must do (its `std`
+//! traits are in tests/std_traits.rs).
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
+
+use core::fmt::{self, Write};
+
+use onewayalloc::collections::String;
+use onewayalloc::{OneWayAlloc, PAGE_HEADER_SIZE, SEPARATE_BLOCKS, try_format_in};
+
+/// An arena whose limit lets it obtain nothing more: no page beyond the first (in
+/// sanitizer mode, no block).
+fn arena_at_its_limit() -> OneWayAlloc {
+    let arena = OneWayAlloc::new();
+    if !SEPARATE_BLOCKS {
+        // Fill the first page: the next byte needs a page.
+        let page = arena.pages().next().unwrap();
+        arena.alloc_layout(core::alloc::Layout::array::<u8>(page.size - PAGE_HEADER_SIZE).unwrap());
+    }
+    arena.set_limit(Some(arena.stats().capacity));
+    arena
+}
+
+#[test]
+fn reserve_makes_room_and_keeps_the_text() {
+    let arena = OneWayAlloc::new();
+    let mut s = String::from_str_in("cpu", &arena);
+    s.reserve(1000);
+    assert!(s.capacity() >= 1003, "capacity {}", s.capacity());
+    assert_eq!(s, "cpu");
+    let before = s.capacity();
+    s.push_str(&"x".repeat(1000)); // within the reserved room: stays in place
+    assert_eq!(s.capacity(), before);
+    assert_eq!(s.len(), 1003);
+}
+
+#[test]
+fn try_push_appends_the_character_or_leaves_the_string_unchanged() {
+    let arena = OneWayAlloc::new();
+    let mut s = String::new_in(&arena);
+    for c in ['a', 'é', '€', '𝄞'] {
+        s.try_push(c).unwrap();
+    }
+    assert_eq!(s, "aé€𝄞");
+    assert_eq!(s.len(), 1 + 2 + 3 + 4);
+
+    let full = arena_at_its_limit();
+    let mut s = String::new_in(&full);
+    assert!(s.try_push('é').is_err(), "no room and no page: refused");
+    assert_eq!(s, "");
+}
+
+#[test]
+fn write_char_appends_the_character() {
+    let arena = OneWayAlloc::new();
+    let mut s = String::from_str_in("x=", &arena);
+    s.write_char('é').unwrap();
+    s.write_char('1').unwrap();
+    assert_eq!(s, "x=é1");
+}
+
+/// A `Display` that fails, as `format!` treats it: a panic, never an `AllocError`.
+struct Fails;
+
+impl fmt::Display for Fails {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Err(fmt::Error)
+    }
+}
+
+#[test]
+#[should_panic(expected = "a formatting trait implementation returned an error")]
+fn try_format_in_panics_when_a_display_fails() {
+    let arena = OneWayAlloc::new();
+    let _ = try_format_in!(&arena, "{}", Fails);
+}
+
+#[test]
+fn try_format_in_reports_a_refused_allocation() {
+    let full = arena_at_its_limit();
+    assert!(try_format_in!(&full, "{}", "a line that needs a page").is_err());
+    let arena = OneWayAlloc::new();
+    assert_eq!(try_format_in!(&arena, "{}-{}", 1, 'b').unwrap(), "1-b");
+}
+
+#[test]
+fn reserve_exact_makes_room_and_shrink_to_fit_gives_it_back() {
+    let arena = OneWayAlloc::new();
+    let mut s = String::from_str_in("cpu", &arena);
+    s.reserve_exact(500);
+    assert!(s.capacity() >= 503, "capacity {}", s.capacity());
+    assert_eq!(s, "cpu");
+    s.push_str(".user");
+    s.shrink_to_fit();
+    assert_eq!(s.capacity(), s.len());
+    assert_eq!(s, "cpu.user");
+    // The string is the most recent block: what it gave back is the next block's.
+    if !SEPARATE_BLOCKS {
+        let next = arena.alloc(0u8);
+        assert_eq!(
+            core::ptr::from_ref(next).addr(),
+            s.as_ptr().addr() + s.len()
+        );
+    }
+}
+
+/// Edits `s` after a block with a distinct byte at each position was allocated
+/// right behind it, then checks that the block is as it was: the edit wrote only
+/// inside the string's own block.
+fn check_edit_stays_inside(edit: impl FnOnce(&mut String<'_>), want: &str) {
+    let arena = OneWayAlloc::new();
+    let mut s = String::with_capacity_in(16, &arena);
+    s.push_str("hello world");
+    let neighbour = arena.alloc_iter(0..64u8);
+    edit(&mut s);
+    assert_eq!(s, want);
+    assert!(
+        neighbour.iter().enumerate().all(|(i, &b)| b == i as u8),
+        "the block after the string was overwritten: {neighbour:?}"
+    );
+}
+
+#[test]
+fn edits_write_only_inside_the_strings_block() {
+    check_edit_stays_inside(|s| s.replace_range(0..5, "hi"), "hi world");
+    check_edit_stays_inside(|s| s.replace_range(0..5, "HELLO!"), "HELLO! world");
+    check_edit_stays_inside(|s| s.replace_range(6.., "there"), "hello there");
+    check_edit_stays_inside(|s| s.insert_str(5, ","), "hello, world");
+    check_edit_stays_inside(|s| drop(s.drain(2..7)), "heorld");
+    check_edit_stays_inside(|s| s.retain(|c| c != 'l'), "heo word");
+    check_edit_stays_inside(|s| s.truncate(4), "hell");
+}
