@@ -5,11 +5,13 @@
 #   scripts/mutants.sh [MODE] [ARGS...]
 #
 # MODE:
-#   all (default)    both runs below, one after the other: the full run
+#   all (default)    the three runs below, one after the other: the full run
 #   default          the page mode, over every file it compiles
 #   separate-blocks  the sanitizer mode (--features separate-blocks), over the
 #                    files only that build compiles (SEPARATE_ONLY below) and the
 #                    files with code of their own for it (BOTH_MODES below)
+#   capi             the C API (capi/src, package onewayalloc-capi), with its
+#                    tests: the C programs, driven by Rust tests
 #   ci               the small fixed set .ci/run runs: the allocation fast path,
 #                    rollback and in-place growth, with the tests that cover them
 #
@@ -29,10 +31,11 @@
 # both, and in `all` a mutant of it counts as missed only if neither run caught it.
 #
 # cargo-mutants never mutates an `unsafe fn`, and the arena's resizing, rollback
-# and release live in `unsafe fn`s. So the run works on a copy of the tree in which
-# the inherent `unsafe fn`s are plain `fn`s (their bodies keep their `unsafe`
-# blocks; trait methods keep their `unsafe`): the same code, every function of it
-# mutated. (Callers' `unsafe` blocks then warn as unused; warnings do not fail.)
+# and release live in `unsafe fn`s, as do the C API's entry points
+# (`unsafe extern "C" fn`). So the run works on a copy of the tree in which the
+# inherent `unsafe fn`s are plain `fn`s (their bodies keep their `unsafe` blocks;
+# trait methods keep their `unsafe`): the same code, every function of it mutated.
+# (Callers' `unsafe` blocks then warn as unused; warnings do not fail.)
 #
 # Results: target/mutants/<mode>/mutants.out/ (missed.txt, timeout.txt,
 # caught.txt, unviable.txt, outcomes.json). Runs CARGO_MUTANTS_JOBS jobs (default
@@ -76,9 +79,9 @@ fi
 mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$mode" in
-    all | default | separate-blocks | ci) ;;
+    all | default | separate-blocks | capi | ci) ;;
     *)
-        echo "unknown mode '$mode': all, default, separate-blocks or ci" >&2
+        echo "unknown mode '$mode': all, default, separate-blocks, capi or ci" >&2
         exit 64
         ;;
 esac
@@ -87,7 +90,7 @@ esac
 tree=$(mktemp -d "${TMPDIR:-/tmp}/onewayalloc-mutants.XXXXXX")
 trap 'rm -rf "$tree"' EXIT
 tar --exclude=./target --exclude=./fuzz/target --exclude=./.git -cf - . | tar -xf - -C "$tree"
-find "$tree/src" -name '*.rs' -print0 | while IFS= read -r -d '' file; do
+find "$tree/src" "$tree/capi/src" -name '*.rs' -print0 | while IFS= read -r -d '' file; do
     # Outside `unsafe impl` blocks (whose trait methods must stay unsafe), a line
     # that declares an `unsafe fn` loses the `unsafe`. The brace depth tells where
     # an `unsafe impl` block ends.
@@ -95,8 +98,8 @@ find "$tree/src" -name '*.rs' -print0 | while IFS= read -r -d '' file; do
         /^[ \t]*unsafe impl/ { pending = 1 }
         {
             line = $0
-            if (!pending && !inside && match(line, /^[ \t]*(pub(\([a-z]+\))? )?unsafe fn /)) {
-                sub(/unsafe fn /, "fn ", line)
+            if (!pending && !inside && match(line, /^[ \t]*(pub(\([a-z]+\))? )?unsafe (extern "C" )?fn /)) {
+                sub(/unsafe /, "", line)
             }
             opens = gsub(/\{/, "{", $0); closes = gsub(/\}/, "}", $0)
             if (pending && opens > 0) { inside = 1; base = depth; pending = 0 }
@@ -156,14 +159,19 @@ run_default() { run default --features "$FEATURES" "${excluded[@]}" "$@" -- --te
 run_separate() {
     run separate-blocks --features "separate-blocks,$FEATURES" "${examined[@]}" "$@" -- --tests
 }
+# The C API in the page mode: its code is the same in both modes (the crate's calls
+# behind it differ, and the runs above test those).
+run_capi() { run capi --package onewayalloc-capi "$@" -- --tests; }
 
 case "$mode" in
     all)
         run_default "$@"
         run_separate "$@"
+        run_capi "$@"
         ;;
     default) run_default "$@" ;;
     separate-blocks) run_separate "$@" ;;
+    capi) run_capi "$@" ;;
     ci) run ci "${ci_files[@]}" --re "$CI_RE" "$@" -- "${CI_TESTS[@]}" ;;
 esac
 
@@ -171,15 +179,15 @@ echo
 echo "=== mutation testing summary"
 printf '%s\n' "${summaries[@]}"
 
-# Both runs: a mutant missed (or timed out) in one counts only if the other did not
-# catch it (files of both builds are examined twice).
+# The full run: a mutant missed (or timed out) in one run counts only if no other
+# run caught it (files of both builds are examined twice).
 if [[ "$mode" == all && $listing == false ]]; then
-    outcomes() { cat "$root"/target/mutants/{default,separate-blocks}/mutants.out/"$1".txt 2>/dev/null | sort -u; }
+    outcomes() { cat "$root"/target/mutants/{default,separate-blocks,capi}/mutants.out/"$1".txt 2>/dev/null | sort -u; }
     caught=$(outcomes caught)
     missed=$(comm -23 <(outcomes missed) <(echo "$caught"))
     timeouts=$(comm -23 <(outcomes timeout) <(printf '%s\n' "$caught" "$missed" | sort -u))
     count() { grep -c . <<<"$1" || true; }
-    echo "both runs: caught=$(count "$caught") missed=$(count "$missed") unviable=$(outcomes unviable | grep -c .) timeout=$(count "$timeouts")"
+    echo "all runs: caught=$(count "$caught") missed=$(count "$missed") unviable=$(outcomes unviable | grep -c .) timeout=$(count "$timeouts")"
     [[ -n "$missed" ]] && printf '  missed:\n%s\n' "$(sed 's/^/    /' <<<"$missed")"
     [[ -n "$timeouts" ]] && printf '  timeout:\n%s\n' "$(sed 's/^/    /' <<<"$timeouts")"
     if [[ -n "$missed" || -n "$timeouts" ]]; then

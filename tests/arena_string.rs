@@ -1,6 +1,5 @@
 //! The arena `String`'s own methods, each stated by what it must do (its `std`
 //! traits are in tests/std_traits.rs).
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use core::fmt::{self, Write};
 

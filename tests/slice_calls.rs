@@ -907,7 +907,9 @@ fn alloc_iter_takes_every_item_whatever_the_size_hint_says() {
     }
 }
 
-/// Yields `0..first`, then `None` once, then more items: not fused.
+/// Yields `0..first`, then `None` once, then three more items, then `None` for
+/// good: not fused (and finite, so that a call that asks again after the first
+/// `None` shows by taking the three).
 struct NotFused {
     next: u32,
     first: u32,
@@ -918,7 +920,8 @@ impl Iterator for NotFused {
     type Item = u32;
     fn next(&mut self) -> Option<u32> {
         self.next += 1;
-        (self.next - 1 != self.first).then_some(self.next - 1)
+        let item = self.next - 1;
+        (item != self.first && item <= self.first + 3).then_some(item)
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.lower, None)

@@ -1,7 +1,6 @@
 //! The standard traits of the crate's types, each stated by what it must answer:
 //! the arena's `Debug`, and the arena `String`'s comparisons, conversions,
 //! hashing and formatting, which must agree with `str`'s.
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use core::cmp::Ordering;
 use core::hash::{BuildHasher, Hash};

@@ -96,9 +96,12 @@ unsafe fn arena_mut<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a mut Arena> {
 }
 
 /// The arena behind the handle an allocating call got: NULL is fatal.
-fn live<'a>(owa: *mut ONEWAYALLOC) -> Result<&'a Arena, Reason> {
-    // SAFETY: the header's contract for every call: `owa` is NULL or a live handle
-    // used by one thread at a time.
+///
+/// # Safety
+/// As for [`arena`]: the header's contract for every call.
+unsafe fn live<'a>(owa: *mut ONEWAYALLOC) -> Result<&'a Arena, Reason> {
+    // SAFETY: the caller's guarantee: `owa` is NULL or a live handle used by one
+    // thread at a time.
     unsafe { arena(owa) }.ok_or(Reason::NullArena)
 }
 
@@ -264,7 +267,8 @@ pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usi
 pub unsafe extern "C" fn onewayalloc_mallocz(owa: *mut ONEWAYALLOC, size: usize) -> *mut c_void {
     entry(
         move |line| write!(line, "onewayalloc_mallocz(owa={}, size={size})", Ptr(owa)),
-        || Ok(block(live(owa)?, size)?.as_ptr().cast()),
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        || Ok(block(unsafe { live(owa) }?, size)?.as_ptr().cast()),
     )
 }
 
@@ -302,7 +306,8 @@ pub unsafe extern "C" fn onewayalloc_callocz(
             let total = nmemb
                 .checked_mul(size)
                 .ok_or(Reason::Overflow("nmemb * size"))?;
-            let zeroed = block(live(owa)?, total)?;
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            let zeroed = block(unsafe { live(owa) }?, total)?;
             // SAFETY: the block holds at least `total` bytes.
             unsafe { zeroed.write_bytes(0, total) };
             Ok(zeroed.as_ptr().cast())
@@ -342,7 +347,8 @@ pub unsafe extern "C" fn onewayalloc_strdupz(
             )
         },
         || {
-            let arena = live(owa)?;
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            let arena = unsafe { live(owa) }?;
             if s.is_null() {
                 return Err(Reason::NullString);
             }
@@ -391,16 +397,17 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
             )
         },
         || {
-            let arena = live(owa)?;
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            let arena = unsafe { live(owa) }?;
             if src.is_null() && size > 0 {
                 return Err(Reason::NullSource);
             }
             let copy = block(arena, size)?;
-            if size > 0 {
-                // SAFETY: the caller's guarantee for `src`; the block is fresh and
-                // holds `size` bytes.
-                unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), copy.as_ptr(), size) };
-            }
+            // SAFETY: `src` is valid for reads of `size` bytes (the caller's
+            // guarantee), or `size` is 0, which `copy_nonoverlapping` allows of any
+            // pointer, NULL included (`u8` needs no alignment); the block is fresh
+            // and holds `size` bytes.
+            unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), copy.as_ptr(), size) };
             Ok(copy.as_ptr().cast())
         },
     )
@@ -441,7 +448,8 @@ pub unsafe extern "C" fn onewayalloc_freez(owa: *mut ONEWAYALLOC, ptr: *const c_
             let Some(block) = NonNull::new(ptr.cast_mut().cast::<u8>()) else {
                 return Ok(());
             };
-            let arena = live(owa)?;
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            let arena = unsafe { live(owa) }?;
             // SAFETY: the caller's guarantee: the block is not used afterwards.
             unsafe { arena.free_by_address(block) }.map_err(|error| by_address_reason(error, 0))
         },
@@ -489,7 +497,8 @@ pub unsafe extern "C" fn onewayalloc_doublesize(
             )
         },
         || {
-            let arena = live(owa)?;
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            let arena = unsafe { live(owa) }?;
             let new_size = oldsize
                 .checked_mul(2)
                 .ok_or(Reason::Overflow("2 * oldsize"))?;
@@ -592,8 +601,10 @@ pub unsafe extern "C" fn onewayalloc_mul3_or_fatal(
             )
         },
         || {
-            // A zero anywhere makes the product 0, without overflow.
-            let product = if nmemb1 == 0 || nmemb2 == 0 || size == 0 {
+            // A zero anywhere makes the product 0, without overflow: a zero `nmemb1`
+            // or `nmemb2` makes the first product 0, and a zero `size` is tested
+            // before that product may overflow.
+            let product = if size == 0 {
                 Some(0)
             } else {
                 nmemb1.checked_mul(nmemb2).and_then(|n| n.checked_mul(size))

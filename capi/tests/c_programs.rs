@@ -209,6 +209,9 @@ fatal_tests! {
     fatal_doublesize_overflow => "doublesize_overflow",
         "fatal: onewayalloc_doublesize(owa={owa}, src={ptr}, oldsize=9223372036854775808): \
          2 * oldsize overflows size_t";
+    fatal_doublesize_too_large => "doublesize_too_large",
+        &format!("fatal: onewayalloc_doublesize(owa={{owa}}, src={{ptr}}, oldsize=4611686018427387903): \
+                  cannot allocate 9223372036854775806 bytes {CANNOT}");
     fatal_mallocz_refused => "mallocz_refused",
         &format!("fatal: onewayalloc_mallocz(owa={{owa}}, size=4611686018427387903): \
                   cannot allocate 4611686018427387903 bytes {CANNOT}");

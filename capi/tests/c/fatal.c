@@ -63,6 +63,11 @@ int main(int argc, char **argv) {
         void *p = onewayalloc_mallocz(owa, 16);
         show("ptr", p);
         onewayalloc_doublesize(owa, p, SIZE_MAX / 2 + 1);
+    } else if (strcmp(c, "doublesize_too_large") == 0) {
+        ONEWAYALLOC *owa = arena();
+        void *p = onewayalloc_mallocz(owa, 16);
+        show("ptr", p);
+        onewayalloc_doublesize(owa, p, SIZE_MAX / 4); /* no block can be that large */
     } else if (strcmp(c, "mallocz_refused") == 0) {
         onewayalloc_mallocz(arena(), SIZE_MAX / 4);
     } else if (strcmp(c, "mallocz_too_large") == 0) {
