@@ -67,6 +67,9 @@ FEATURES=serde,allocator-api2-04
 CI_FILES=(src/bump.rs src/arith.rs)
 CI_RE='BumpCore<A>::(alloc|bump|dealloc|grow_in_place|last_block)\b|in (align_up_in_page|bump_offset|bump_padding|ends_at)\b'
 CI_TESTS=(--lib --test typed_values)
+# Mutants that return a made-up `NonNull` (`NonNull::new(0)`, `NonNull::from(1)`, ...)
+# never compile: the CI set leaves them out rather than spend a build on each.
+CI_UNVIABLE='with (Some|Ok)\(NonNull::'
 
 export CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -172,7 +175,7 @@ case "$mode" in
     default) run_default "$@" ;;
     separate-blocks) run_separate "$@" ;;
     capi) run_capi "$@" ;;
-    ci) run ci "${ci_files[@]}" --re "$CI_RE" "$@" -- "${CI_TESTS[@]}" ;;
+    ci) run ci "${ci_files[@]}" --re "$CI_RE" --exclude-re "$CI_UNVIABLE" "$@" -- "${CI_TESTS[@]}" ;;
 esac
 
 echo

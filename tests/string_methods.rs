@@ -485,6 +485,15 @@ fn from_utf8_keeps_the_vector_and_its_errors_compare() {
     let bytes = onewayalloc::vec![in &arena; b'o', 0xff, b'k'];
     let error: FromUtf8Error<'_> = String::from_utf8(bytes).unwrap_err();
     assert_eq!(error.clone(), error);
+    // The same UTF-8 error in other bytes: another error, as std's compare.
+    let other = String::from_utf8(onewayalloc::vec![in &arena; b'a', 0xff, b'k']).unwrap_err();
+    assert_eq!(other.utf8_error(), error.utf8_error());
+    assert_ne!(other, error);
+    let std_other = StdString::from_utf8(vec![b'a', 0xff, b'k']).unwrap_err();
+    assert_ne!(
+        std_other,
+        StdString::from_utf8(vec![b'o', 0xff, b'k']).unwrap_err()
+    );
     assert_eq!(error.utf8_error().valid_up_to(), 1);
     assert!(format!("{error:?}").contains("FromUtf8Error"));
     let std_error = StdString::from_utf8(vec![b'o', 0xff, b'k']).unwrap_err();
