@@ -403,11 +403,15 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
                 return Err(Reason::NullSource);
             }
             let copy = block(arena, size)?;
-            // SAFETY: `src` is valid for reads of `size` bytes (the caller's
-            // guarantee), or `size` is 0, which `copy_nonoverlapping` allows of any
-            // pointer, NULL included (`u8` needs no alignment); the block is fresh
-            // and holds `size` bytes.
-            unsafe { ptr::copy_nonoverlapping(src.cast::<u8>(), copy.as_ptr(), size) };
+            // A NULL source has no bytes to copy (refused above otherwise); the
+            // copy is never given NULL, which Rust before 1.88 (this crate's
+            // rust-version is 1.85) forbids even for 0 bytes.
+            if let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) {
+                // SAFETY: `src` is valid for reads of `size` bytes (the caller's
+                // guarantee) and not NULL; `u8` needs no alignment; the block is
+                // fresh and holds `size` bytes.
+                unsafe { ptr::copy_nonoverlapping(src.as_ptr(), copy.as_ptr(), size) };
+            }
             Ok(copy.as_ptr().cast())
         },
     )
