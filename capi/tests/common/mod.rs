@@ -22,6 +22,8 @@
 //! - AddressSanitizer: when the tests are built with `-Zsanitizer=address` (the
 //!   build script tells them), the C programs are compiled with
 //!   `-fsanitize=address` too;
+//! - ThreadSanitizer: likewise `-Zsanitizer=thread` (with `-Zbuild-std`) compiles
+//!   them with `-fsanitize=thread`;
 //! - Valgrind: with `ONEWAYALLOC_CAPI_VALGRIND=1`, every C program runs under
 //!   `valgrind --error-exitcode=99 --leak-check=full` (a missing valgrind fails
 //!   the tests; it is never skipped).
@@ -36,6 +38,11 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 pub const SEPARATE: bool = onewayalloc_capi::SEPARATE_BLOCKS;
 /// Whether the tests (and so the library) are built with AddressSanitizer.
 pub const ASAN: bool = cfg!(onewayalloc_capi_asan);
+/// Whether the tests (and so the library) are built with ThreadSanitizer.
+pub const TSAN: bool = cfg!(onewayalloc_capi_tsan);
+/// Under ThreadSanitizer, rustc's TSan runtime archive, which the C programs link
+/// with (the build script finds it in the toolchain's target library directory).
+const TSAN_RUNTIME: Option<&str> = option_env!("ONEWAYALLOC_CAPI_TSAN_RUNTIME");
 
 /// Whether the C programs run under Valgrind (`ONEWAYALLOC_CAPI_VALGRIND=1`).
 pub fn valgrind() -> bool {
@@ -43,8 +50,8 @@ pub fn valgrind() -> bool {
     *ON.get_or_init(|| {
         let on = std::env::var("ONEWAYALLOC_CAPI_VALGRIND").is_ok_and(|v| v == "1");
         assert!(
-            !(on && ASAN),
-            "Valgrind and AddressSanitizer do not run together"
+            !(on && (ASAN || TSAN)),
+            "Valgrind and a sanitizer do not run together"
         );
         if on {
             let found = Command::new("valgrind").arg("--version").output();
@@ -109,7 +116,13 @@ pub fn library() -> &'static Library {
             "{}-{}{}",
             profile.display().to_string().replace('/', "-"),
             if SEPARATE { "separate" } else { "pages" },
-            if ASAN { "-asan" } else { "" }
+            if ASAN {
+                "-asan"
+            } else if TSAN {
+                "-tsan"
+            } else {
+                ""
+            }
         );
         let out_dir = tmp.join("capi-c").join(config);
         std::fs::create_dir_all(&out_dir).unwrap();
@@ -166,19 +179,34 @@ impl Library {
         if ASAN {
             command.args(["-fsanitize=address", "-fno-omit-frame-pointer"]);
         }
+        if let Some(runtime) = TSAN_RUNTIME {
+            // gcc instruments the program, but it is linked with rustc's own TSan
+            // runtime (the one a Rust binary built with -Zsanitizer=thread gets), not
+            // gcc's libtsan, which lacks the `__tsan_memcpy` family that rustc's code
+            // calls: so compile to an object first, then link without gcc's runtime.
+            let object = exe.with_extension("o");
+            command
+                .args(["-fsanitize=thread", "-fno-omit-frame-pointer", "-c"])
+                .arg(&path)
+                .arg("-o")
+                .arg(&object);
+            run_compiler(command);
+            let mut link = Command::new(&compiler);
+            link.arg("-pthread")
+                .arg(&object)
+                .arg(&self.static_lib)
+                .args(["-Wl,--whole-archive", runtime, "-Wl,--no-whole-archive"])
+                .args(["-lpthread", "-ldl", "-lm", "-lrt", "-o"])
+                .arg(&exe);
+            run_compiler(link);
+            return exe;
+        }
         command
             .arg(&path)
             .arg(&self.static_lib)
             .args(["-lpthread", "-ldl", "-lm", "-o"])
             .arg(&exe);
-        let output = command
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run the C compiler {compiler}: {e}"));
-        assert!(
-            output.status.success(),
-            "{command:?} failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        run_compiler(command);
         exe
     }
 
@@ -192,6 +220,18 @@ impl Library {
         let cell = BUILT.lock().unwrap().entry(source).or_default().clone();
         cell.get_or_init(|| self.compile_with(source, &[])).clone()
     }
+}
+
+/// Runs a compiler or linker command, panicking with its output if it fails.
+fn run_compiler(mut command: Command) {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Runs `exe` with `args` directly.
