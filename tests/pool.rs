@@ -7,6 +7,7 @@ mod common;
 
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Barrier;
 use std::thread;
 
 use common::{KIB, MIB, PAGE_MODE, XorShift, round_os};
@@ -136,6 +137,35 @@ fn many_threads_take_and_return_arenas_with_the_bound_checked_each_round() {
             assert_eq!(stats.idle_bytes, 0);
         }
     }
+}
+
+/// Threads released together by a barrier that take and return arenas in a tight
+/// loop, so the idle list is locked by all of them at once, over and over (the test
+/// that lets ThreadSanitizer see any access to the list made outside its lock): each
+/// arena comes out reset, serves only its holder, and the idle bound holds.
+#[test]
+fn threads_take_and_return_arenas_at_the_same_moment() {
+    const THREADS: usize = 4;
+    let pool = Pool::new().max_idle(2);
+    let start = Barrier::new(THREADS);
+    thread::scope(|s| {
+        for t in 0..THREADS {
+            let (pool, start) = (&pool, &start);
+            s.spawn(move || {
+                start.wait();
+                for i in 0..miri_or(10, 500) {
+                    let arena = pool.get();
+                    assert_eq!(arena.stats().used, 0, "handed out reset");
+                    let mine = arena.alloc((t, i));
+                    thread::yield_now();
+                    assert_eq!(*mine, (t, i), "another thread wrote into this arena");
+                }
+            });
+        }
+    });
+    let stats = pool.stats();
+    assert!(stats.idle_arenas <= 2, "{stats:?}");
+    assert!(stats.idle_bytes <= pool.max_idle_bytes(), "{stats:?}");
 }
 
 /// One request on an arena of `pool`: a map and a vector filled with a tag and read
