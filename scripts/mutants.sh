@@ -66,7 +66,10 @@ FEATURES=serde,allocator-api2-04
 # shift as the code around it changes; with the tests that state their rules.
 CI_FILES=(src/bump.rs src/arith.rs)
 CI_RE='BumpCore<A>::(alloc|bump|dealloc|grow_in_place|last_block)\b|in (align_up_in_page|bump_offset|bump_padding|ends_at)\b'
-CI_TESTS=(--lib --test typed_values)
+# Given to every cargo call of the run (`--cargo-arg`), the build too: each mutant
+# then builds the library and these two test binaries only, not the ~30 targets of
+# the package that it would build and never run.
+CI_TESTS=(--cargo-arg=--lib --cargo-arg=--test=typed_values)
 # Mutants that return a made-up `NonNull` (`NonNull::new(0)`, `NonNull::from(1)`, ...)
 # never compile: the CI set leaves them out rather than spend a build on each.
 CI_UNVIABLE='with (Some|Ok)\(NonNull::'
@@ -76,7 +79,10 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 if [[ "$(cargo mutants --version 2>/dev/null)" != "cargo-mutants $MUTANTS_VERSION" ]]; then
     echo "installing cargo-mutants $MUTANTS_VERSION" >&2
-    cargo install cargo-mutants --locked --version "$MUTANTS_VERSION"
+    # A debug build: cargo-mutants spends its time waiting for cargo, and the debug
+    # build compiles in a fraction of the release build's time (CI installs it on
+    # every run).
+    cargo install cargo-mutants --locked --debug --version "$MUTANTS_VERSION"
 fi
 
 mode="${1:-all}"
@@ -175,7 +181,7 @@ case "$mode" in
     default) run_default "$@" ;;
     separate-blocks) run_separate "$@" ;;
     capi) run_capi "$@" ;;
-    ci) run ci "${ci_files[@]}" --re "$CI_RE" --exclude-re "$CI_UNVIABLE" "$@" -- "${CI_TESTS[@]}" ;;
+    ci) run ci "${ci_files[@]}" --re "$CI_RE" --exclude-re "$CI_UNVIABLE" "${CI_TESTS[@]}" "$@" ;;
 esac
 
 echo
