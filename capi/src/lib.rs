@@ -44,6 +44,13 @@
 //!   and any Rust panic end in the fatal path (one line on stderr, the handler,
 //!   `abort()`). Nothing unwinds into C and no call returns NULL where the header
 //!   promises a block.
+//! - Without the `std` feature (the small C library: `cargo rustc --lib -p
+//!   onewayalloc-capi --no-default-features --profile capi-release --crate-type
+//!   staticlib,cdylib`) the library is `no_std` and needs `panic = "abort"`: the C
+//!   library's `malloc`, `write` and `abort` stand in for std's, and its panic
+//!   handler takes the same fatal path (module `nostd`).
+//! - The shared library's SONAME is `libonewayalloc.so.0.1` in every build, the
+//!   name cargo-c installs it under (`build.rs`).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
