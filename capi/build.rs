@@ -1,8 +1,10 @@
 //! Tells the tests whether they are built under AddressSanitizer or
 //! ThreadSanitizer, so that they compile the C programs with `-fsanitize=address`
-//! or `-fsanitize=thread` to match the library.
+//! or `-fsanitize=thread` to match the library; and gives the shared library the
+//! SONAME that cargo-c gives it.
 
 fn main() {
+    soname();
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_capi_asan)");
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_capi_tsan)");
     println!("cargo::rerun-if-changed=build.rs");
@@ -19,6 +21,27 @@ fn main() {
             tsan_runtime()
         );
     }
+}
+
+/// The shared library's SONAME, in every build (`cargo build` too): the one
+/// `cargo cinstall` installs, `lib<[package.metadata.capi.library] name>.so.<v>`,
+/// with `v` the major version, or `0.<minor>` before 1.0 (for 0.1.0:
+/// `libonewayalloc.so.0.1`). A program linked against `libonewayalloc_capi.so` of a
+/// plain `cargo build` then needs that name at run time (the README's link commands
+/// make it a symlink beside the library) and runs against a cargo-c install too.
+fn soname() {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if !matches!(os.as_str(), "linux" | "freebsd" | "dragonfly" | "netbsd") {
+        return;
+    }
+    let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets it");
+    let minor = std::env::var("CARGO_PKG_VERSION_MINOR").expect("cargo sets it");
+    let version = if major == "0" {
+        format!("0.{minor}")
+    } else {
+        major
+    };
+    println!("cargo::rustc-cdylib-link-arg=-Wl,-soname,libonewayalloc.so.{version}");
 }
 
 /// rustc's ThreadSanitizer runtime for the target (`librustc-<channel>_rt.tsan.a` in

@@ -4,7 +4,8 @@
 //! difference (both crates are its dependencies), but a user's crate with only
 //! `onewayalloc` in its `Cargo.toml` fails on a direct path with E0432/E0433.
 //! `tests/outside` builds the README and the front page as such a crate; this test
-//! checks the code blocks of every doc comment in `src/` and of the README.
+//! checks the code blocks of every doc comment in `src/`, of the README and of the
+//! guide it links to (`docs/GUIDE.md`).
 
 use std::path::Path;
 
@@ -118,6 +119,7 @@ fn examples_use_the_re_exports() {
         }
     }
     check(&root.join("README.md"), false, &mut problems);
+    check(&root.join("docs/GUIDE.md"), false, &mut problems);
     assert!(files >= 10, "found only {files} source files");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -30,13 +30,16 @@
  *     of NULL, a NULL source with bytes to copy, or a block described wrongly
  *     where the mode can tell (onewayalloc_freez() or onewayalloc_doublesize() of
  *     a pointer the arena does not hold, in the sanitizer mode; an `oldsize`
- *     larger than its block), the call writes one line to stderr, starting with
+ *     larger than its block, as onewayalloc_doublesize() says), the call writes
+ *     one line to stderr, starting with
  *     "fatal: " and naming the call and its arguments, for example (one line)
  *         fatal: onewayalloc_callocz(owa=0x55d0c1e0, nmemb=4611686018427387904,
  *         size=8): nmemb * size overflows size_t
  *     then calls the handler set by onewayalloc_set_fatal_handler() (if any) with
  *     the same line, then abort()s. No error escapes as a return value, and no
- *     Rust panic ever unwinds into the caller.
+ *     Rust panic ever unwinds into the caller: a panic (a bug of the library)
+ *     takes the fatal path too, its line naming the call, or "onewayalloc" in the
+ *     small no_std build (built with panic = "abort"; see the README).
  *
  * Alignment. Every block is aligned to 16 bytes, like malloc() on 64-bit Linux,
  *     so any C type fits, long double and max_align_t included. This holds for
@@ -71,8 +74,8 @@
  *   - onewayalloc_reset() keeps every page and takes constant time; Netdata's
  *     unmaps all pages but the first. Use onewayalloc_trim() to give memory back.
  *   - Blocks are aligned to 16 bytes; Netdata's are aligned to 8.
- *   - onewayalloc_doublesize() grows the most recent block in place when it can;
- *     Netdata's always copies.
+ *   - onewayalloc_doublesize() grows the arena's most recent block in place when
+ *     it can; Netdata's always copies (and so does this one for any other block).
  *   - In the sanitizer mode, onewayalloc_reset() and onewayalloc_destroy() free the
  *     blocks still outstanding; in Netdata's AddressSanitizer builds they leak.
  */
@@ -183,19 +186,25 @@ void onewayalloc_freez(ONEWAYALLOC *owa, const void *ptr);
  * up. `oldsize` is the number of bytes to keep, and may be smaller than the block
  * (strlen() of an onewayalloc_strdupz() block, for example). Always use the
  * returned pointer afterwards:
- *   - in the page mode, when `src` is the most recent block of the arena, ends
- *     exactly `oldsize` bytes after its start and its page has room, the block
- *     grows in place and `src` itself is returned (Netdata's always copies);
- *     otherwise the bytes are copied to a new block and `src` stays valid until
- *     reset;
+ *   - in the page mode, the block grows in place, and `src` itself is returned,
+ *     only when `src` is the arena's most recent block (the block that the last
+ *     call on this arena returned, since its last onewayalloc_reset()), `oldsize`
+ *     is exactly the size it was asked with (1 for a size of 0) and its page has
+ *     room. Any other block is copied to a new block, as Netdata's always does,
+ *     and `src` stays valid until reset. So no `oldsize` can make two blocks
+ *     overlap.
  *   - in the sanitizer mode the block is resized like realloc(), and `src` is no
  *     longer valid.
  * `2 * oldsize` overflowing size_t is fatal; so are a NULL arena, a NULL `src`
- * with `oldsize > 0`, an `oldsize` larger than the block (always told in the
- * sanitizer mode; in the page mode, when `src` is in the arena's current page)
- * and, in the sanitizer mode, a `src` the arena does not hold. A NULL `src` with
- * `oldsize == 0` returns a fresh block, like onewayalloc_mallocz(owa, 0). Never
- * returns NULL.
+ * with `oldsize > 0`, and an `oldsize` the arena can tell is wrong:
+ *   - in the sanitizer mode, an `oldsize` larger than the block, and a `src` the
+ *     arena does not hold;
+ *   - in the page mode, an `oldsize` larger than the most recent block when `src`
+ *     is that block, and an `oldsize` that runs from `src` past the end of the
+ *     most recent block (no other block reaches that far). For any other `src`
+ *     the page mode cannot tell, and copies `oldsize` bytes whatever they are.
+ * A NULL `src` with `oldsize == 0` returns a fresh block, like
+ * onewayalloc_mallocz(owa, 0). Never returns NULL.
  */
 void *onewayalloc_doublesize(ONEWAYALLOC *owa, const void *src, size_t oldsize);
 
@@ -232,9 +241,10 @@ size_t onewayalloc_mul3_or_fatal(size_t nmemb1, size_t nmemb2, size_t size, cons
  * The handler may log, flush, or end the process itself (exit(), _exit()); if it
  * returns, the process aborts. It must not return into the library by longjmp()
  * or by throwing a C++ exception: the library's state is not prepared for that.
- * If it calls the library and fails again, the handler is not called a second
- * time on that thread. The handler is stored atomically, so it can be set or
- * replaced from any thread at any time.
+ * The handler is called once per process, by the first fatal path: if it calls
+ * the library and fails again, or another thread fails meanwhile, that second
+ * fatal path writes its line and aborts without calling it. The handler is
+ * stored atomically, so it can be set or replaced from any thread at any time.
  */
 void onewayalloc_set_fatal_handler(void (*handler)(const char *message));
 

@@ -6,19 +6,17 @@
 //! handler set by `onewayalloc_set_fatal_handler` (if any) with the same line, and
 //! calls `abort()`. No panic unwinds into C, whatever the profile's `panic`
 //! setting: with the default `unwind` the panic is caught here; with
-//! `panic = "abort"` Rust aborts before any unwinding.
+//! `panic = "abort"` Rust aborts before any unwinding, and in the `no_std` build
+//! (without the `std` feature, which needs `panic = "abort"`) the library's own
+//! panic handler takes the fatal path, naming the library instead of the call.
 //!
 //! The line is built in a fixed buffer on the stack: the fatal path allocates
 //! nothing, since it may be running because memory ran out.
 
-use core::any::Any;
-use core::cell::Cell;
 use core::ffi::{CStr, c_char, c_void};
 use core::fmt::{self, Write};
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, Ordering};
-use std::io::Write as _;
-use std::panic::{self, AssertUnwindSafe};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 /// The C type of a fatal handler: `void (*)(const char *message)`.
 pub type FatalHandler = unsafe extern "C" fn(message: *const c_char);
@@ -27,11 +25,11 @@ pub type FatalHandler = unsafe extern "C" fn(message: *const c_char);
 /// any thread that fails reads it whole.
 static HANDLER: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
 
-std::thread_local! {
-    /// Whether this thread is already in [`fatal`]: a handler that calls back into
-    /// the library and fails again is not called a second time.
-    static IN_FATAL: Cell<bool> = const { Cell::new(false) };
-}
+/// Whether a thread has already entered [`fatal`]: the handler is called once per
+/// process, by the first fatal path, so a handler that calls back into the library
+/// and fails again is not called a second time (nor by another thread that fails
+/// while the first one is ending the process).
+static IN_FATAL: AtomicBool = AtomicBool::new(false);
 
 /// Sets (or with `None` clears) the handler that [`fatal`] calls.
 pub(crate) fn set_handler(handler: Option<FatalHandler>) {
@@ -107,8 +105,12 @@ pub(crate) enum Reason {
     Refused { bytes: usize },
     /// Sanitizer mode: the arena holds no block at this address.
     NotHeld,
-    /// Sanitizer mode: `doublesize` was asked to keep more bytes than the block has.
+    /// `doublesize` was asked to keep more bytes than the block has (its exact size
+    /// known: any block in the sanitizer mode, the most recent one in the page mode).
     KeepExceedsBlock { block_size: usize },
+    /// Page mode: `doublesize`'s bytes run past the end of the arena's most recent
+    /// block, `bytes` after `src`.
+    RunsPastLastBlock { bytes: usize },
 }
 
 impl fmt::Display for Reason {
@@ -132,6 +134,11 @@ impl fmt::Display for Reason {
             Reason::KeepExceedsBlock { block_size } => {
                 write!(f, "oldsize exceeds the block's {block_size} bytes")
             }
+            Reason::RunsPastLastBlock { bytes } => write!(
+                f,
+                "oldsize runs past the end of the arena's most recent block, \
+                 {bytes} bytes after src"
+            ),
         }
     }
 }
@@ -171,8 +178,10 @@ impl fmt::Display for Ptr {
 }
 
 /// A Rust panic caught at the boundary (a bug of this library).
-struct Panicked<'a>(&'a (dyn Any + Send));
+#[cfg(feature = "std")]
+struct Panicked<'a>(&'a (dyn core::any::Any + Send));
 
+#[cfg(feature = "std")]
 impl fmt::Display for Panicked<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let message = if let Some(message) = self.0.downcast_ref::<&str>() {
@@ -189,12 +198,13 @@ impl fmt::Display for Panicked<'_> {
 /// Runs the body of an entry point: its value, or the fatal path for a [`Reason`]
 /// it returns or a panic it raises. `describe` writes the call with its arguments;
 /// it runs only on the fatal path.
+#[cfg(feature = "std")]
 #[inline(always)]
 pub(crate) fn entry<R>(
     describe: impl Fn(&mut Line) -> fmt::Result,
     body: impl FnOnce() -> Result<R, Reason>,
 ) -> R {
-    match panic::catch_unwind(AssertUnwindSafe(body)) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
         Ok(Err(reason)) => fatal(&describe, &reason),
         // The payload is never dropped (dropping it could panic again): the
@@ -203,11 +213,44 @@ pub(crate) fn entry<R>(
     }
 }
 
+/// [`entry`] of the `no_std` build: a panic cannot unwind (`panic = "abort"`), and
+/// the library's panic handler takes the fatal path.
+#[cfg(not(feature = "std"))]
+#[inline(always)]
+pub(crate) fn entry<R>(
+    describe: impl Fn(&mut Line) -> fmt::Result,
+    body: impl FnOnce() -> Result<R, Reason>,
+) -> R {
+    match body() {
+        Ok(value) => value,
+        Err(reason) => fatal(&describe, &reason),
+    }
+}
+
+/// Writes the line to stderr in one call, as far as it goes.
+#[cfg(feature = "std")]
+fn write_stderr(bytes: &[u8]) {
+    use std::io::Write as _;
+    // Nothing is left to do if stderr is gone.
+    let _ = std::io::stderr().write_all(bytes);
+}
+#[cfg(not(feature = "std"))]
+use crate::nostd::write_stderr;
+
+/// Ends the process with `abort()`.
+#[cfg(feature = "std")]
+fn abort_process() -> ! {
+    std::process::abort()
+}
+#[cfg(not(feature = "std"))]
+use crate::nostd::abort_process;
+
 /// Writes `fatal: <call>: <reason>` and a newline to stderr in one write, calls the
-/// handler with the same line (unless this thread is already in here), and aborts.
+/// handler with the same line (unless a fatal path has called it already), and
+/// aborts.
 #[cold]
 #[inline(never)]
-fn fatal(describe: &dyn Fn(&mut Line) -> fmt::Result, reason: &dyn fmt::Display) -> ! {
+pub(crate) fn fatal(describe: &dyn Fn(&mut Line) -> fmt::Result, reason: &dyn fmt::Display) -> ! {
     let mut line = Line::new();
     // Writing into a `Line` cannot fail: it cuts what does not fit.
     let _ = line.write_str("fatal: ");
@@ -215,12 +258,9 @@ fn fatal(describe: &dyn Fn(&mut Line) -> fmt::Result, reason: &dyn fmt::Display)
     let _ = write!(line, ": {reason}");
     let len = line.len;
     line.bytes[len] = b'\n';
-    // Nothing is left to do if stderr is gone.
-    let _ = std::io::stderr().write_all(&line.bytes[..=len]);
+    write_stderr(&line.bytes[..=len]);
     line.bytes[len] = 0;
-    let first = IN_FATAL
-        .try_with(|flag| !flag.replace(true))
-        .unwrap_or(false);
+    let first = !IN_FATAL.swap(true, Ordering::AcqRel);
     if first {
         if let Some(handler) = handler() {
             // SAFETY: the header's contract for handlers: a C function that takes
@@ -228,7 +268,7 @@ fn fatal(describe: &dyn Fn(&mut Line) -> fmt::Result, reason: &dyn fmt::Display)
             unsafe { handler(line.bytes.as_ptr().cast()) };
         }
     }
-    std::process::abort()
+    abort_process()
 }
 
 #[cfg(test)]
@@ -320,7 +360,7 @@ mod tests {
 
     #[test]
     fn panics_show_their_message() {
-        let payload: Box<dyn Any + Send> = Box::new(String::from("boom 7"));
+        let payload: Box<dyn core::any::Any + Send> = Box::new(String::from("boom 7"));
         let text = line_of(|line| line.write_str("g()"), &Panicked(&*payload));
         assert_eq!(text, "g(): internal error, a Rust panic: boom 7");
     }

@@ -28,25 +28,48 @@
 //!
 //! # Design
 //!
-//! - The handle (`ONEWAYALLOC *`) is a boxed `OneWayAlloc<Counting>`; `Counting`
-//!   is the global allocator with every byte counted, which is what
+//! - The handle (`ONEWAYALLOC *`) is a boxed `Handle`: a `OneWayAlloc<Counting>`
+//!   and the most recent block a call of this arena handed out. `Counting` is the
+//!   global allocator with every byte counted, which is what
 //!   [`onewayalloc_allocated_memory`] reports.
 //! - Every block comes from `alloc_bytes`, 16-byte aligned like `malloc`. `freez`
 //!   and `doublesize` work by address through the crate's hidden by-address calls,
 //!   which in the sanitizer mode look the block's exact layout up in the arena's
-//!   record of outstanding blocks.
+//!   record of outstanding blocks. In the page mode `doublesize` grows a block in
+//!   place only when it is the most recent block the handle remembers, with its
+//!   exact size: any other block is copied, so no `oldsize` can make two blocks
+//!   overlap.
 //! - Every entry point runs through one guard: a refusal (overflow, out of memory,
 //!   NULL where a value is required, a pointer the sanitizer mode does not hold)
 //!   and any Rust panic end in the fatal path (one line on stderr, the handler,
 //!   `abort()`). Nothing unwinds into C and no call returns NULL where the header
 //!   promises a block.
+//! - Without the `std` feature (the small C library: `cargo rustc --lib -p
+//!   onewayalloc-capi --no-default-features --profile capi-release --crate-type
+//!   staticlib,cdylib`) the library is `no_std` and needs `panic = "abort"`: the C
+//!   library's `malloc`, `write` and `abort` stand in for std's, and its panic
+//!   handler takes the same fatal path (module `nostd`).
+//! - The shared library's SONAME is `libonewayalloc.so.0.1` in every build, the
+//!   name cargo-c installs it under (`build.rs`).
+#![cfg_attr(not(feature = "std"), no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+// The `no_std` build has no way to catch a panic: only `panic = "abort"` keeps the
+// header's promise that nothing unwinds into C.
+#[cfg(all(not(feature = "std"), not(panic = "abort")))]
+compile_error!(
+    "onewayalloc-capi without its `std` feature needs panic = \"abort\": \
+     cargo build -p onewayalloc-capi --no-default-features --profile capi-release"
+);
+
 mod counting;
 mod fatal;
+#[cfg(not(feature = "std"))]
+mod nostd;
 
+use core::cell::Cell;
 use core::ffi::{CStr, c_char, c_void};
 use core::fmt::Write;
 use core::mem::MaybeUninit;
@@ -68,51 +91,85 @@ use fatal::{Ptr, Reason, entry};
 /// ```
 pub const SEPARATE_BLOCKS: bool = onewayalloc::SEPARATE_BLOCKS;
 
-/// The arena behind an `ONEWAYALLOC *`.
+/// The arena of an `ONEWAYALLOC *`.
 type Arena = OneWayAlloc<Counting>;
+
+/// What an `ONEWAYALLOC *` points to: the arena, and the most recent block a call
+/// handed out from it, which only `onewayalloc_doublesize` may grow in place.
+struct Handle {
+    arena: Arena,
+    last: Cell<LastBlock>,
+}
+
+/// The most recent block of an arena: its start and the bytes it was handed out
+/// with (0 bytes are served as 1); `start` 0 when there is none (a fresh arena,
+/// after a reset, or in the sanitizer mode after its `freez`).
+#[derive(Clone, Copy)]
+struct LastBlock {
+    start: usize,
+    size: usize,
+}
+
+impl LastBlock {
+    const NONE: LastBlock = LastBlock { start: 0, size: 0 };
+}
+
+impl Handle {
+    /// Remembers `start`, of `size` bytes, as the most recent block.
+    fn handed_out(&self, start: NonNull<u8>, size: usize) {
+        self.last.set(LastBlock {
+            start: start.addr().get(),
+            size,
+        });
+    }
+}
 
 /// The C type `ONEWAYALLOC`, which C declares as `void`: handles are `void *`.
 #[allow(clippy::upper_case_acronyms)]
 pub type ONEWAYALLOC = c_void;
 
-/// The arena behind a handle, or `None` for NULL.
+/// The handle behind an `ONEWAYALLOC *`, or `None` for NULL.
 ///
 /// # Safety
 /// `owa` must be NULL or a live handle from [`onewayalloc_create`], used by this
 /// thread only for the duration of the borrow.
-unsafe fn arena<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a Arena> {
-    // SAFETY: the caller's guarantee: a live handle points to a boxed `Arena`.
-    unsafe { owa.cast::<Arena>().as_ref() }
+unsafe fn handle<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a Handle> {
+    // SAFETY: the caller's guarantee: a live handle points to a boxed `Handle`.
+    unsafe { owa.cast::<Handle>().as_ref() }
 }
 
-/// The arena behind a handle, exclusively, or `None` for NULL.
+/// The handle behind an `ONEWAYALLOC *`, exclusively, or `None` for NULL.
 ///
 /// # Safety
-/// As for [`arena`], and no block of the arena may be in use by Rust references
+/// As for [`handle`], and no block of the arena may be in use by Rust references
 /// (C holds raw pointers only).
-unsafe fn arena_mut<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a mut Arena> {
+unsafe fn handle_mut<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a mut Handle> {
     // SAFETY: the caller's guarantee, as above.
-    unsafe { owa.cast::<Arena>().as_mut() }
+    unsafe { owa.cast::<Handle>().as_mut() }
 }
 
-/// The arena behind the handle an allocating call got: NULL is fatal.
+/// The handle an allocating call got: NULL is fatal.
 ///
 /// # Safety
-/// As for [`arena`]: the header's contract for every call.
-unsafe fn live<'a>(owa: *mut ONEWAYALLOC) -> Result<&'a Arena, Reason> {
+/// As for [`handle`]: the header's contract for every call.
+unsafe fn live<'a>(owa: *mut ONEWAYALLOC) -> Result<&'a Handle, Reason> {
     // SAFETY: the caller's guarantee: `owa` is NULL or a live handle used by one
     // thread at a time.
-    unsafe { arena(owa) }.ok_or(Reason::NullArena)
+    unsafe { handle(owa) }.ok_or(Reason::NullArena)
 }
 
-/// `size` bytes, 16-byte aligned; 0 bytes are served as 1, so that every block is
-/// distinct and `freez` accepts it in both modes.
-fn block(arena: &Arena, size: usize) -> Result<NonNull<u8>, Reason> {
-    let bytes: &mut [MaybeUninit<u8>] = arena
+/// `size` bytes, 16-byte aligned, remembered as the most recent block; 0 bytes are
+/// served as 1, so that every block is distinct and `freez` accepts it in both
+/// modes.
+fn block(handle: &Handle, size: usize) -> Result<NonNull<u8>, Reason> {
+    let bytes: &mut [MaybeUninit<u8>] = handle
+        .arena
         .try_alloc_bytes(size.max(1))
         .map_err(|_| Reason::Refused { bytes: size })?;
     // A block's pointer is never null; C gets it as a raw pointer only.
-    Ok(NonNull::from(bytes).cast::<u8>())
+    let start = NonNull::from(bytes).cast::<u8>();
+    handle.handed_out(start, size.max(1));
+    Ok(start)
 }
 
 /// Creates an arena whose first page holds `size_hint` bytes of payload (at least
@@ -140,8 +197,12 @@ pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
                 .max(64 * 1024);
             let arena = Arena::try_with_size_hint_in(size_hint, Counting)
                 .map_err(|_| Reason::Refused { bytes: first_page })?;
-            let handle = Box::try_new(arena).map_err(|_| Reason::Refused {
-                bytes: size_of::<Arena>(),
+            let handle = Handle {
+                arena,
+                last: Cell::new(LastBlock::NONE),
+            };
+            let handle = Box::try_new(handle).map_err(|_| Reason::Refused {
+                bytes: size_of::<Handle>(),
             })?;
             Ok(Box::into_raw(handle).cast::<ONEWAYALLOC>())
         },
@@ -167,9 +228,9 @@ pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
         || {
             if !owa.is_null() {
                 // SAFETY: the caller's guarantee: a live handle from
-                // `onewayalloc_create`, that is `Box::into_raw` of an `Arena`, given
+                // `onewayalloc_create`, that is `Box::into_raw` of a `Handle`, given
                 // back once.
-                drop(unsafe { Box::from_raw(owa.cast::<Arena>()) });
+                drop(unsafe { Box::from_raw(owa.cast::<Handle>()) });
             }
             Ok(())
         },
@@ -201,8 +262,9 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
         move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
         || {
             // SAFETY: the caller's guarantee; C holds its blocks as raw pointers.
-            if let Some(arena) = unsafe { arena_mut(owa) } {
-                arena.reset();
+            if let Some(handle) = unsafe { handle_mut(owa) } {
+                handle.arena.reset();
+                handle.last.set(LastBlock::NONE);
             }
             Ok(())
         },
@@ -239,8 +301,8 @@ pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usi
         },
         || {
             // SAFETY: the caller's guarantee; unused pages hold no live block.
-            if let Some(arena) = unsafe { arena_mut(owa) } {
-                arena.trim(keep_bytes);
+            if let Some(handle) = unsafe { handle_mut(owa) } {
+                handle.arena.trim(keep_bytes);
             }
             Ok(())
         },
@@ -348,13 +410,13 @@ pub unsafe extern "C" fn onewayalloc_strdupz(
         },
         || {
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let arena = unsafe { live(owa) }?;
+            let handle = unsafe { live(owa) }?;
             if s.is_null() {
                 return Err(Reason::NullString);
             }
             // SAFETY: the caller's guarantee: `s` is NUL-terminated.
             let with_nul = unsafe { CStr::from_ptr(s) }.to_bytes_with_nul();
-            let copy = block(arena, with_nul.len())?;
+            let copy = block(handle, with_nul.len())?;
             // SAFETY: the block holds `with_nul.len()` bytes and is fresh, so it does
             // not overlap the source.
             unsafe { ptr::copy_nonoverlapping(with_nul.as_ptr(), copy.as_ptr(), with_nul.len()) };
@@ -398,11 +460,11 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
         },
         || {
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let arena = unsafe { live(owa) }?;
+            let handle = unsafe { live(owa) }?;
             if src.is_null() && size > 0 {
                 return Err(Reason::NullSource);
             }
-            let copy = block(arena, size)?;
+            let copy = block(handle, size)?;
             // A NULL source has no bytes to copy (refused above otherwise); the
             // copy is never given NULL, which Rust before 1.88 (this crate's
             // rust-version is 1.85) forbids even for 0 bytes.
@@ -453,19 +515,35 @@ pub unsafe extern "C" fn onewayalloc_freez(owa: *mut ONEWAYALLOC, ptr: *const c_
                 return Ok(());
             };
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let arena = unsafe { live(owa) }?;
+            let handle = unsafe { live(owa) }?;
             // SAFETY: the caller's guarantee: the block is not used afterwards.
-            unsafe { arena.free_by_address(block) }.map_err(|error| by_address_reason(error, 0))
+            unsafe { handle.arena.free_by_address(block) }
+                .map_err(|error| by_address_reason(error, 0))?;
+            // The sanitizer mode released it: it is no block to grow any more. (The
+            // page mode keeps it valid until reset, and it stays the most recent.)
+            if SEPARATE_BLOCKS && handle.last.get().start == block.addr().get() {
+                handle.last.set(LastBlock::NONE);
+            }
+            Ok(())
         },
     )
 }
 
 /// A block of `2 * oldsize` bytes whose first `oldsize` bytes are those at `src`.
-/// When `src` is the most recent block, ends exactly `oldsize` bytes after its
-/// start and its page has room, it grows in place (the same pointer comes back).
-/// `2 * oldsize` overflowing is fatal; so are a NULL `src` with `oldsize > 0` and,
-/// in the sanitizer mode, a `src` the arena does not hold. A NULL `src` with
-/// `oldsize == 0` gives a fresh block, like `mallocz(owa, 0)`. Never returns NULL.
+///
+/// In the page mode it grows in place (the same pointer comes back) only the
+/// arena's most recent block, the last one any call of this arena returned, and
+/// only when `oldsize` is exactly its size and its page has room; an `oldsize`
+/// larger than that block is fatal. Any other `src` is copied to a new block, as
+/// Netdata's always does, so no `oldsize` can make two blocks overlap; an `oldsize`
+/// that runs from below the end of the most recent block past it is fatal (no
+/// block but the most recent one reaches that end). In the sanitizer mode the block
+/// is resized like `realloc()`, and an `oldsize` larger than the block or a `src`
+/// the arena does not hold is fatal.
+///
+/// `2 * oldsize` overflowing is fatal; so is a NULL `src` with `oldsize > 0`. A
+/// NULL `src` with `oldsize == 0` gives a fresh block, like `mallocz(owa, 0)`.
+/// Never returns NULL.
 ///
 /// # Safety
 /// `owa` must be a live handle used by this thread only (NULL is fatal); `src` must
@@ -502,24 +580,91 @@ pub unsafe extern "C" fn onewayalloc_doublesize(
         },
         || {
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let arena = unsafe { live(owa) }?;
+            let handle = unsafe { live(owa) }?;
             let new_size = oldsize
                 .checked_mul(2)
                 .ok_or(Reason::Overflow("2 * oldsize"))?;
             let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) else {
                 return if oldsize == 0 {
-                    Ok(block(arena, 0)?.as_ptr().cast())
+                    Ok(block(handle, 0)?.as_ptr().cast())
                 } else {
                     Err(Reason::NullSource)
                 };
             };
             // SAFETY: the caller's guarantee: `src` starts a block of this arena of
             // at least `oldsize` bytes, used only through the result afterwards.
-            let grown = unsafe { arena.grow_by_address(src, oldsize, new_size) }
-                .map_err(|error| by_address_reason(error, new_size))?;
-            Ok(grown.as_ptr().cast())
+            Ok(unsafe { doublesize(handle, src, oldsize, new_size) }?
+                .as_ptr()
+                .cast())
         },
     )
+}
+
+/// The body of [`onewayalloc_doublesize`] for a non-NULL `src`: a block of
+/// `new_size >= oldsize` bytes whose first `oldsize` bytes are those at `src`,
+/// remembered as the most recent block.
+///
+/// # Safety
+/// `src` must start a live block of the arena at least `oldsize` bytes long, used
+/// only through the result afterwards (the header's contract). In the page mode
+/// the checks below only catch what the handle can tell of a wrong `oldsize`.
+unsafe fn doublesize(
+    handle: &Handle,
+    src: NonNull<u8>,
+    oldsize: usize,
+    new_size: usize,
+) -> Result<NonNull<u8>, Reason> {
+    let grow = |keep| {
+        // SAFETY: forwarded from the caller: `src` starts a live block of at least
+        // `keep` bytes (in the page mode `keep` is then the exact size of the most
+        // recent block, checked below), used only through the result afterwards.
+        unsafe { handle.arena.grow_by_address(src, keep, new_size) }
+            .map_err(|error| by_address_reason(error, new_size))
+    };
+    let grown = if SEPARATE_BLOCKS {
+        // Every block is its own block of the system allocator, whose size the
+        // arena records: `realloc()`, with `oldsize` and `src` checked exactly.
+        grow(oldsize)?
+    } else {
+        // A size no block can have is refused first, as the sanitizer mode does.
+        core::alloc::Layout::from_size_align(new_size.max(1), 16)
+            .map_err(|_| Reason::Refused { bytes: new_size })?;
+        let last = handle.last.get();
+        let at = src.addr().get();
+        let last_end = last.start + last.size;
+        if last.start != 0 && at == last.start {
+            if oldsize > last.size {
+                return Err(Reason::KeepExceedsBlock {
+                    block_size: last.size,
+                });
+            }
+            if oldsize == last.size {
+                // The most recent block, whole: in place when its page has room
+                // (the crate's grow; it moves it by SPEC §1.3's growing-buffer rule
+                // otherwise).
+                let grown = grow(oldsize)?;
+                handle.handed_out(grown, new_size.max(1));
+                return Ok(grown);
+            }
+        } else if at < last_end && oldsize > last_end - at {
+            // Every other block of the arena ends at or before the most recent
+            // one starts (the same page: blocks are bumped upwards; another page:
+            // pages are disjoint), so these bytes run past a block of `src`.
+            return Err(Reason::RunsPastLastBlock {
+                bytes: last_end - at,
+            });
+        }
+        // Any other block is copied, as Netdata's always does: the new block is
+        // fresh, so it overlaps no block, whatever `oldsize` says.
+        let copy = block(handle, new_size)?;
+        // SAFETY: `src` is valid for reads of `oldsize` bytes (the caller's
+        // guarantee), `copy` is a fresh block of `new_size >= oldsize` bytes, and a
+        // fresh block never overlaps a live one.
+        unsafe { ptr::copy_nonoverlapping(src.as_ptr(), copy.as_ptr(), oldsize) };
+        return Ok(copy);
+    };
+    handle.handed_out(grown, new_size.max(1));
+    Ok(grown)
 }
 
 /// The fatal reason for a refused by-address call that asked for `bytes`.

@@ -266,13 +266,42 @@ fatal_when_separate_tests! {
         &format!("fatal: onewayalloc_doublesize(owa={{owa}}, src={{ptr}}, oldsize=24): {NOT_HELD}");
 }
 
+/// Issue 23: `a`, `b`, `doublesize(a, 32)` never grows `a` in place over `b`. The
+/// sanitizer mode knows `a` is 16 bytes (fatal); the page mode copies the 32 bytes
+/// to a block that overlaps neither, and `b` keeps its bytes (the case checks it and
+/// runs to its end).
+#[test]
+fn doublesize_of_an_older_block_never_grows_over_the_next_one() {
+    expect_fatal_when_separate(
+        "doublesize_over_the_next_block",
+        &doublesize_line(32, EXCEEDS_16),
+    );
+}
+
+/// The fatal line of `doublesize(owa, ptr, oldsize)` for `reason`.
+fn doublesize_line(oldsize: usize, reason: &str) -> String {
+    format!("fatal: onewayalloc_doublesize(owa={{owa}}, src={{ptr}}, oldsize={oldsize}): {reason}")
+}
+
+/// Why keeping more than a 16-byte block is fatal.
+const EXCEEDS_16: &str = "oldsize exceeds the block's 16 bytes";
+
+#[test]
+fn fatal_doublesize_running_past_the_most_recent_block() {
+    let reason = if SEPARATE {
+        EXCEEDS_16
+    } else {
+        "oldsize runs past the end of the arena's most recent block, 32 bytes after src"
+    };
+    expect_fatal(
+        "doublesize_past_the_most_recent_block",
+        &doublesize_line(48, reason),
+    );
+}
+
 #[test]
 fn fatal_doublesize_keeping_more_than_the_most_recent_block() {
-    expect_fatal(
-        "doublesize_keep_exceeds",
-        "fatal: onewayalloc_doublesize(owa={owa}, src={ptr}, oldsize=32): \
-         oldsize exceeds the block's 16 bytes",
-    );
+    expect_fatal("doublesize_keep_exceeds", &doublesize_line(32, EXCEEDS_16));
 }
 
 /// Like [`expect_fatal`], and the marking handler of `fatal.c` got the same line

@@ -140,6 +140,42 @@ int main(int argc, char **argv) {
         void *p = onewayalloc_mallocz(owa, 16);
         show("ptr", p);
         onewayalloc_doublesize(owa, p, 32); /* outside the contract: 16 bytes */
+    } else if (strcmp(c, "doublesize_over_the_next_block") == 0) {
+        /* Issue 23: `a`, then `b`, then doublesize(a, 32). 32 bytes run past a's 16
+         * and end exactly where the arena's cursor is, but `a` is not the most
+         * recent block: it must not grow in place over `b`. The sanitizer mode
+         * knows a's size and takes the fatal path; the page mode cannot tell and
+         * copies the 32 bytes, as Netdata's memcpy() would, to a block that
+         * overlaps neither. */
+        ONEWAYALLOC *owa = arena();
+        unsigned char *a = onewayalloc_mallocz(owa, 16);
+        unsigned char *b = onewayalloc_mallocz(owa, 16);
+        memset(a, 0xaa, 16);
+        memset(b, 0xbb, 16);
+        show("ptr", a);
+        unsigned char *grown = onewayalloc_doublesize(owa, a, 32);
+        CHECK(grown != a && aligned16(grown));
+        CHECK(grown + 64 <= a || grown >= a + 16);
+        CHECK(grown + 64 <= b || grown >= b + 16);
+        for (int i = 0; i < 16; i++)
+            CHECK(grown[i] == 0xaa && grown[16 + i] == 0xbb);
+        memset(grown, 0x11, 64); /* the caller's 64 bytes */
+        for (int i = 0; i < 16; i++)
+            CHECK(a[i] == 0xaa && b[i] == 0xbb);
+        /* The grown block is now the most recent one: it grows in place. */
+        unsigned char *again = onewayalloc_doublesize(owa, grown, 64);
+        CHECK(again == grown);
+        for (int i = 0; i < 64; i++)
+            CHECK(again[i] == 0x11);
+        onewayalloc_destroy(owa);
+    } else if (strcmp(c, "doublesize_past_the_most_recent_block") == 0) {
+        /* `a`, then `b`, then doublesize(a, 48): the 48 bytes run past the end of
+         * the most recent block (the cursor), which the page mode can tell too. */
+        ONEWAYALLOC *owa = arena();
+        void *a = onewayalloc_mallocz(owa, 16);
+        onewayalloc_mallocz(owa, 16);
+        show("ptr", a);
+        onewayalloc_doublesize(owa, a, 48);
     } else if (strcmp(c, "handler_returns") == 0) {
         onewayalloc_set_fatal_handler(marking_handler);
         onewayalloc_callocz(arena(), SIZE_MAX / 2 + 1, 2);

@@ -27,6 +27,11 @@
 //! - Valgrind: with `ONEWAYALLOC_CAPI_VALGRIND=1`, every C program runs under
 //!   `valgrind --error-exitcode=99 --leak-check=full` (a missing valgrind fails
 //!   the tests; it is never skipped).
+//! - Another build of the library: with `ONEWAYALLOC_CAPI_LIBRARY_DIR=dir` (relative
+//!   to the workspace root), the C programs link against `dir/libonewayalloc_capi.a`
+//!   instead, for example the small `no_std` library of the `capi-release` profile
+//!   (`target/capi-release`); it is not checked against this test binary's build
+//!   time, only for its mode.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -90,10 +95,17 @@ pub fn library() -> &'static Library {
         let deps = test_exe
             .parent()
             .expect("the test binary lives in <profile>/deps/");
-        let profile_dir = deps.parent().expect("deps/ is in the profile directory");
-        let static_lib = deps.join("libonewayalloc_capi.a");
-        let shared_lib = deps.join("libonewayalloc_capi.so");
+        let mut profile_dir = deps.parent().expect("deps/ is in the profile directory");
+        let other = std::env::var_os("ONEWAYALLOC_CAPI_LIBRARY_DIR")
+            .map(|dir| package_dir().parent().unwrap().join(dir));
+        let lib_dir = other.as_deref().unwrap_or(deps);
+        let static_lib = lib_dir.join("libonewayalloc_capi.a");
+        let shared_lib = lib_dir.join("libonewayalloc_capi.so");
         for lib in [&static_lib, &shared_lib] {
+            if other.is_some() {
+                assert!(lib.exists(), "{} does not exist", lib.display());
+                continue;
+            }
             assert!(
                 lib.exists(),
                 "{} was not built with the tests",
@@ -111,6 +123,9 @@ pub fn library() -> &'static Library {
         // `x86_64-unknown-linux-gnu-debug-separate-asan`, ...
         let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
         let target_dir = tmp.parent().expect("CARGO_TARGET_TMPDIR is <target>/tmp");
+        if let Some(other) = &other {
+            profile_dir = other;
+        }
         let profile = profile_dir.strip_prefix(target_dir).unwrap_or(profile_dir);
         let config = format!(
             "{}-{}{}",

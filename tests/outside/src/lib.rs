@@ -1,4 +1,4 @@
-//! The README's and the crate front page's examples, compiled and run as doctests of
+//! The README's, the guide's (`docs/GUIDE.md`) and the crate front page's examples, compiled and run as doctests of
 //! a crate whose only dependency is `onewayalloc`: what a user who copies them gets.
 //! Also the migration guide's two programs: the bumpalo original, run with bumpalo
 //! (the one other dependency, used by nothing else), and the ported one.
@@ -10,6 +10,12 @@
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct Readme;
+
+/// The guide that the README links to (`docs/GUIDE.md`): its examples moved there
+/// from the README.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/GUIDE.md")]
+pub struct Guide;
 
 /// The crate front page (`src/lib.rs`).
 #[cfg(doctest)]

@@ -157,7 +157,8 @@ pub fn run(args: &Args) {
         "Rate: queries per second. Parallel response times count from the submission of the \
          whole batch, as in Netdata's test. \"vs malloc\" is the rate over malloc's; \"vs best \
          other arena\" the rate over that of the fastest arena (bumpalo, bump-scope, \
-         onewayalloc) other than the row's own.{} The linear buffer is no allocator but the \
+         onewayalloc) other than the row's own, for the arenas' rows only.{} onewayalloc's \
+         row is marked *. The linear buffer is no allocator but the \
          speed of light: a pre-faulted buffer and a bump. Checksums identical for every \
          allocator and query.",
         owa_peers(&seq, &par)

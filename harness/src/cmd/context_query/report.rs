@@ -32,13 +32,39 @@ pub(super) fn timings_table(all: &[Timings]) -> Table {
     let reference = all[0].rate();
     let best = best_other_arena(all);
     for ((c, t), best) in CONTENDERS.iter().zip(all).zip(best) {
-        let mut row = vec![c.name().to_string()];
+        let mut row = vec![row_name(c.name(), c.kind())];
         row.extend(t.cells());
         row.push(times(t.rate() / reference));
-        row.push(best.map_or("-".into(), |(_, rate)| times(t.rate() / rate)));
+        row.push(vs_best_cell(
+            c.kind(),
+            best.map(|(_, rate)| t.rate() / rate),
+        ));
         table.row(row);
     }
     table
+}
+
+/// The mark after onewayalloc's name in the tables.
+const OWA_MARK: &str = " *";
+
+/// A row's name: onewayalloc's marked with [`OWA_MARK`], so that it stands out.
+fn row_name(name: &str, kind: Kind) -> String {
+    if kind == Kind::Owa {
+        format!("{name}{OWA_MARK}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The "vs best other arena" cell: the ratio for an arena, empty for a row that is
+/// no arena (the heap allocators, the linear buffer), which the column does not
+/// compare.
+fn vs_best_cell(kind: Kind, ratio: Option<f64>) -> String {
+    if kind.is_arena() {
+        ratio.map_or("-".into(), times)
+    } else {
+        String::new()
+    }
 }
 
 /// Where the contender of `kind` sits in [`CONTENDERS`] (the first of them).
@@ -181,4 +207,19 @@ fn runs(sizes: &[usize]) -> String {
         })
         .collect();
     runs.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn onewayalloc_is_marked_and_only_arenas_are_compared_with_arenas() {
+        assert_eq!(row_name("onewayalloc", Kind::Owa), "onewayalloc *");
+        assert_eq!(row_name("bumpalo (reset)", Kind::Arena), "bumpalo (reset)");
+        assert_eq!(vs_best_cell(Kind::Heap, Some(0.5)), "");
+        assert_eq!(vs_best_cell(Kind::Linear, Some(1.1)), "");
+        assert_eq!(vs_best_cell(Kind::Arena, Some(1.0)), times(1.0));
+        assert_eq!(vs_best_cell(Kind::Owa, None), "-");
+    }
 }
