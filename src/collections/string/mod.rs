@@ -133,7 +133,8 @@ impl<'a, A: Allocator> String<'a, A> {
     /// `handle_alloc_error`: what [`try_format_in!`](crate::try_format_in) calls.
     ///
     /// # Errors
-    /// [`AllocError`] if the arena cannot provide the bytes.
+    /// [`AllocError`] if the arena refused any of the bytes during the call, even
+    /// when a `Display` implementation ignored the refusal and carried on.
     ///
     /// # Panics
     /// If a `Display` implementation returns an error (as `format!` does).
@@ -166,9 +167,14 @@ impl<'a, A: Allocator> String<'a, A> {
             string: &mut string,
             refused: false,
         };
-        match fmt::Write::write_fmt(&mut writer, args) {
+        let result = fmt::Write::write_fmt(&mut writer, args);
+        // A refused write is an error even when a `Display` implementation ignored
+        // the `fmt::Error` it got and carried on: the text would be missing a part.
+        if writer.refused {
+            return Err(AllocError);
+        }
+        match result {
             Ok(()) => Ok(string),
-            Err(fmt::Error) if writer.refused => Err(AllocError),
             Err(fmt::Error) => panic!("a formatting trait implementation returned an error"),
         }
     }
@@ -408,6 +414,33 @@ impl<'a, A: Allocator> String<'a, A> {
         let mut string = Self::new_in(arena);
         string.extend(iter);
         string
+    }
+
+    /// Like [`from_iter_in`](Self::from_iter_in), returning an error instead of
+    /// calling `handle_alloc_error`.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes (its backing allocator
+    /// refuses, or its [limit](OneWayAlloc::set_limit) is reached); the iterator is
+    /// not taken further.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// let s = String::try_from_iter_in("owa".chars().rev(), &arena)?;
+    /// assert_eq!(s, "awo");
+    /// # Ok::<(), onewayalloc::AllocError>(())
+    /// ```
+    pub fn try_from_iter_in<I: IntoIterator<Item = char>>(
+        iter: I,
+        arena: &'a OneWayAlloc<A>,
+    ) -> Result<Self, AllocError> {
+        let iter = iter.into_iter();
+        let mut string = Self::try_with_capacity_in(iter.size_hint().0, arena)?;
+        for ch in iter {
+            string.try_push(ch)?;
+        }
+        Ok(string)
     }
 
     /// Makes room for exactly `additional` more bytes (the arena may still give
@@ -686,7 +719,9 @@ macro_rules! format_in {
 /// Like [`format_in!`](crate::format_in), returning
 /// `Result<String, AllocError>` instead of calling `handle_alloc_error` when the
 /// arena cannot provide the bytes (for example past its
-/// [limit](crate::OneWayAlloc::set_limit)).
+/// [limit](crate::OneWayAlloc::set_limit)). It is `Err` whenever the arena
+/// refused bytes during the call, even if a `Display` implementation ignored the
+/// refusal and carried on: the string would be missing a part.
 ///
 /// # Panics
 /// Panics if a `Display` implementation returns an error (as `format!` does).
