@@ -88,6 +88,11 @@ pub use collect::{CollectIn, FromIteratorIn};
 pub use string::{Drain, FromUtf8Error, FromUtf16Error, String};
 #[doc(hidden)]
 pub use vec_macro::{__vec_from_array, __vec_from_elem};
+/// `alloc`'s `vec!`, which [`vec!`](crate::vec) passes every form without `in` to.
+#[doc(hidden)]
+pub mod __std {
+    pub use alloc::vec;
+}
 
 use allocator_api2::alloc::Global;
 

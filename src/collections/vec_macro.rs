@@ -18,9 +18,9 @@ use allocator_api2::vec::Vec;
 /// `std`'s `Vec<T, &OneWayAlloc>` (where allocator-api2 has no `vec!` of its own).
 /// Any other allocator-api2 `Allocator` works too, and gives `Vec<T, That>`.
 ///
-/// The macro is `onewayalloc::vec!`: call it by its path, or
-/// `use onewayalloc::vec;` (which then shadows `std`'s `vec!` in that module; this
-/// one needs the `in` form).
+/// Every form without `in` is `std`'s `vec!` (it is passed on as written), so
+/// `use onewayalloc::vec;` changes nothing for `vec![1, 2, 3]`, `vec![0; n]` or
+/// `vec![]` in that module: they still make `std`'s `Vec`.
 ///
 /// # Panics
 /// Like `Vec::with_capacity_in`: if the capacity overflows, and through
@@ -43,6 +43,10 @@ use allocator_api2::vec::Vec;
 ///     words.len()
 /// });
 /// assert_eq!(total, 3);
+///
+/// // Without `in`: std's vec!.
+/// let std_vec: std::vec::Vec<u8> = onewayalloc::vec![1, 2, 3];
+/// assert_eq!(std_vec, [1, 2, 3]);
 /// ```
 #[macro_export]
 macro_rules! vec {
@@ -54,6 +58,9 @@ macro_rules! vec {
     };
     (in $arena:expr; $($x:expr),+ $(,)?) => {
         $crate::collections::__vec_from_array([$($x),+], $arena)
+    };
+    ($($std:tt)*) => {
+        $crate::collections::__std::vec![$($std)*]
     };
 }
 
