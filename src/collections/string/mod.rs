@@ -537,6 +537,48 @@ impl<A: Allocator> Clone for String<'_, A> {
     }
 }
 
+/// Copies the text out of the arena into `std`'s `String` (what `to_string` does).
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let scratch = onewayalloc::format_in!(&arena, "{}.{}", "cpu", "user");
+/// let owned: String = scratch.into();
+/// drop(arena); // the copy outlives the arena
+/// assert_eq!(owned, "cpu.user");
+/// ```
+impl<A: Allocator> From<String<'_, A>> for alloc::string::String {
+    fn from(string: String<'_, A>) -> Self {
+        string.as_str().into()
+    }
+}
+
+/// Copies the text out of the arena into `std`'s `String`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let scratch = onewayalloc::collections::String::from_str_in("net", &arena);
+/// assert_eq!(String::from(&scratch), "net");
+/// ```
+impl<A: Allocator> From<&String<'_, A>> for alloc::string::String {
+    fn from(string: &String<'_, A>) -> Self {
+        string.as_str().into()
+    }
+}
+
+/// Copies the text out of the arena into `std`'s `Box<str>`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let scratch = onewayalloc::collections::String::from_str_in("disk", &arena);
+/// let owned: Box<str> = scratch.into();
+/// assert_eq!(&*owned, "disk");
+/// ```
+impl<A: Allocator> From<String<'_, A>> for alloc::boxed::Box<str> {
+    fn from(string: String<'_, A>) -> Self {
+        string.as_str().into()
+    }
+}
+
 impl<A: Allocator> PartialEq for String<'_, A> {
     fn eq(&self, other: &Self) -> bool {
         self.as_str() == other.as_str()
