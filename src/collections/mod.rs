@@ -34,6 +34,10 @@
 //!   implements [`FromIteratorIn`]: `Vec`, `Box<[T]>`, `HashMap`, `HashSet`,
 //!   [`String`] (from `char`s or `&str`s), and `Option`/`Result` of those.
 //!
+//! These, and [`format_in!`](crate::format_in), take every handle on an arena the
+//! same way ([`ArenaHandle`]): `&arena`, a pool guard `&guard`, the `arena` of
+//! `with_scratch` and a scope `s` or `s.arena()`.
+//!
 //! ```
 //! use onewayalloc::OneWayAlloc;
 //! use onewayalloc::collections::{self as arena, CollectIn};
@@ -119,10 +123,14 @@
 //! (`std::vec::Vec<T, &OneWayAlloc>`), and everything above works the same.
 
 mod collect;
+mod handle;
 mod string;
 mod vec_macro;
 
 pub use collect::{CollectIn, FromIteratorIn};
+#[doc(hidden)]
+pub use handle::__alloc_of;
+pub use handle::ArenaHandle;
 pub use string::{Drain, FromUtf8Error, FromUtf16Error, String};
 #[doc(hidden)]
 pub use vec_macro::{__vec_from_array, __vec_from_elem};

@@ -736,7 +736,10 @@ impl<A: Allocator> Add<&str> for String<'_, A> {
 }
 
 /// Formats into a [`String`](crate::collections::String) in an arena, like
-/// `format!`: `format_in!(&arena, "{x} and {y}")`.
+/// `format!`: `format_in!(&arena, "{x} and {y}")`. The arena is a reference to any
+/// [`ArenaHandle`](crate::collections::ArenaHandle) that gives a `&OneWayAlloc`:
+/// `&arena`, a pool guard `&guard`, the `arena` of
+/// [`with_scratch`](crate::with_scratch), a scope `s` or `s.arena()`.
 ///
 /// # Panics
 /// Panics if a `Display` implementation returns an error (as `format!` does), or,
@@ -751,7 +754,8 @@ impl<A: Allocator> Add<&str> for String<'_, A> {
 #[macro_export]
 macro_rules! format_in {
     ($arena:expr, $($arg:tt)*) => {{
-        let mut string = $crate::collections::String::new_in($arena);
+        let mut string =
+            $crate::collections::String::new_in($crate::collections::__alloc_of($arena));
         ::core::fmt::Write::write_fmt(&mut string, ::core::format_args!($($arg)*))
             .expect("a formatting trait implementation returned an error");
         string
@@ -778,6 +782,9 @@ macro_rules! format_in {
 #[macro_export]
 macro_rules! try_format_in {
     ($arena:expr, $($arg:tt)*) => {
-        $crate::collections::String::try_from_fmt_in(::core::format_args!($($arg)*), $arena)
+        $crate::collections::String::try_from_fmt_in(
+            ::core::format_args!($($arg)*),
+            $crate::collections::__alloc_of($arena),
+        )
     };
 }
