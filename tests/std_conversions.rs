@@ -1,7 +1,6 @@
 //! From the arena collections to `std`'s owned types, with the arena collections
 //! imported as the docs do (`collections as arena`), so that `String` and `Vec` here
 //! are `std`'s.
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use onewayalloc::OneWayAlloc;
 use onewayalloc::collections as arena;
