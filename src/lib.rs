@@ -7,12 +7,12 @@
 //!
 //! ```
 //! use onewayalloc::OneWayAlloc;
-//! use onewayalloc::collections::{HashMap, Vec};
+//! use onewayalloc::collections as arena; // arena::Vec beside std's Vec
 //!
 //! let mut arena = OneWayAlloc::new();
 //! for query in 0..3 {
-//!     let mut dims = Vec::new_in(&arena);
-//!     let mut by_name = HashMap::new_in(&arena);
+//!     let mut dims = arena::Vec::new_in(&arena);
+//!     let mut by_name = arena::HashMap::new_in(&arena);
 //!     for i in 0..100 {
 //!         let name: &str = arena.alloc_str(&format!("dim{i}"));
 //!         by_name.insert(name, dims.len());
@@ -29,6 +29,9 @@
 //! arena versions of `Vec`, `Box`, `HashMap`, `HashSet` and `String`, with
 //! [`vec!`](crate::vec) and `collect_in`, and the crate re-exports the
 //! [`allocator_api2`] and [`hashbrown`] versions it implements `Allocator` for.
+//! Import the module (`use onewayalloc::collections as arena;`, then `arena::Vec`,
+//! `arena::String`) rather than its types, so that `Vec` and `String` keep naming
+//! `std`'s in the same module; the arena `String` converts to `std`'s with `into()`.
 //!
 //! **Coming from bumpalo?** [`guide::from_bumpalo`] maps every bumpalo call and type
 //! to this crate's (the calls keep bumpalo's names), marks the few exceptions, and

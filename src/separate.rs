@@ -222,7 +222,9 @@ impl<A: Allocator> SeparateBlocks<A> {
         unsafe { self.backing.deallocate(block.ptr, block.layout) };
     }
 
-    /// Resizes the block through the backing allocator's `grow` or `shrink`.
+    /// Grows the block into a new block of the backing allocator (the limit checked
+    /// before and after the call), or shrinks it through the backing allocator's
+    /// `shrink`.
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `old` and still be live;
@@ -242,17 +244,38 @@ impl<A: Allocator> SeparateBlocks<A> {
         if !self.within_limit(growth) {
             return Err(E::refused(new));
         }
-        // SAFETY: the caller's guarantee: `block` is a live block of `backing` with
-        // `old`; `grow` gets a size at least `old`'s and `shrink` one at most.
-        let resized = unsafe {
-            if new.size() >= old.size() {
-                self.backing.grow(block, old, new)
-            } else {
-                self.backing.shrink(block, old, new)
+        let resized = if new.size() >= old.size() {
+            // Not the backing allocator's `grow`: the backing allocator may use
+            // this arena during the call, so the limit is checked again once it
+            // returns, and a refusal then must leave `block` as it was. A new
+            // block, a copy and a release do that (and a grown block always
+            // moves, so a stale pointer to the old one is a use after free).
+            let grown = self
+                .backing
+                .allocate(new)
+                .map_err(|_| E::refused(new))?
+                .cast::<u8>();
+            if !self.within_limit(growth) {
+                // SAFETY: just obtained from `backing` with `new`, used by nothing.
+                unsafe { self.backing.deallocate(grown, new) };
+                return Err(E::refused(new));
             }
-        }
-        .map_err(|_| E::refused(new))?
-        .cast::<u8>();
+            // SAFETY: the caller's guarantee: `block` is live for `old.size()`
+            // bytes; `grown` is a new block of `new.size() >= old.size()` bytes,
+            // so the two do not overlap. `block` is then returned once, with the
+            // layout it was obtained with, and not used again.
+            unsafe {
+                core::ptr::copy_nonoverlapping(block.as_ptr(), grown.as_ptr(), old.size());
+                self.backing.deallocate(block, old);
+            }
+            grown
+        } else {
+            // SAFETY: the caller's guarantee: `block` is a live block of `backing`
+            // with `old`; `shrink` gets a size at most `old`'s.
+            unsafe { self.backing.shrink(block, old, new) }
+                .map_err(|_| E::refused(new))?
+                .cast::<u8>()
+        };
         let old_addr = block.addr().get();
         self.record.borrow_mut().replace(
             old_addr,

@@ -32,23 +32,23 @@
 //! # Examples
 //! ```
 //! use onewayalloc::OneWayAlloc;
-//! use onewayalloc::collections::{HashMap, String, Vec};
+//! use onewayalloc::collections as arena;
 //! # #[cfg(not(feature = "nightly"))] {
 //!
 //! #[derive(serde::Serialize)]
 //! struct Dimension<'a> {
 //!     id: &'a str,
-//!     name: String<'a>,
-//!     points: Vec<'a, f64>,
+//!     name: arena::String<'a>,
+//!     points: arena::Vec<'a, f64>,
 //! }
 //!
 //! let arena = OneWayAlloc::new();
 //! let dim = Dimension {
 //!     id: arena.alloc_str("cpu.cpu0.user"),
-//!     name: String::from_str_in("user", &arena),
+//!     name: arena::String::from_str_in("user", &arena),
 //!     points: onewayalloc::vec![in &arena; 1.5, 2.0],
 //! };
-//! let mut by_id = HashMap::new_in(&arena);
+//! let mut by_id = arena::HashMap::new_in(&arena);
 //! by_id.insert(dim.id, &dim);
 //! assert_eq!(
 //!     serde_json::to_string(&by_id).unwrap(),

@@ -333,7 +333,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// left behind, even when the size hint is wrong. A block that leaves its page
     /// moves to a page with room to keep growing (as `Vec`s do, see the crate docs),
     /// leaving the old copy behind until reset. (In sanitizer mode the block grows
-    /// and shrinks through the backing allocator's `grow` and `shrink`.) The
+    /// into a new block of the backing allocator and shrinks through its `shrink`.) The
     /// iterator is not asked again after it returns `None`.
     ///
     /// The iterator may allocate from this arena while it runs: every item is

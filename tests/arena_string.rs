@@ -81,6 +81,31 @@ fn try_format_in_reports_a_refused_allocation() {
     assert_eq!(try_format_in!(&arena, "{}-{}", 1, 'b').unwrap(), "1-b");
 }
 
+/// A `Display` that ignores the error of a refused write and carries on with a
+/// short one that fits.
+struct CarriesOn<'s>(&'s str);
+
+impl fmt::Display for CarriesOn<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let _ignored = f.write_str(self.0);
+        f.write_str("tail")
+    }
+}
+
+#[test]
+fn try_format_in_reports_a_refusal_that_the_display_ignored() {
+    let arena = OneWayAlloc::new();
+    // Room for a short string (in the first page, or a small block), none for 100 KiB.
+    arena.set_limit(Some(arena.stats().capacity + 1024));
+    let long = "x".repeat(100 * 1024);
+    assert!(try_format_in!(&arena, "{}", CarriesOn(&long)).is_err());
+    // The same Display with nothing refused formats both parts.
+    assert_eq!(
+        try_format_in!(&arena, "{}", CarriesOn("a ")).unwrap(),
+        "a tail"
+    );
+}
+
 #[test]
 fn reserve_exact_makes_room_and_shrink_to_fit_gives_it_back() {
     let arena = OneWayAlloc::new();
@@ -127,4 +152,32 @@ fn edits_write_only_inside_the_strings_block() {
     check_edit_stays_inside(|s| drop(s.drain(2..7)), "heorld");
     check_edit_stays_inside(|s| s.retain(|c| c != 'l'), "heo word");
     check_edit_stays_inside(|s| s.truncate(4), "hell");
+}
+
+#[test]
+fn the_try_twins_of_the_converting_constructors_match_them_or_report_the_refusal() {
+    let arena = OneWayAlloc::new();
+    let bytes = b"Hello \xF0\x90\x80World";
+    let units = [0xD834, 0xDD1E, 0x006d, 0x0075];
+    let lossy = String::try_from_utf8_lossy_in(bytes, &arena).unwrap();
+    assert_eq!(lossy, String::from_utf8_lossy_in(bytes, &arena));
+    let utf16 = String::try_from_utf16_in(&units, &arena).unwrap().unwrap();
+    assert_eq!(utf16, String::from_utf16_in(&units, &arena).unwrap());
+    assert!(
+        String::try_from_utf16_in(&[0xD834, 0x006d], &arena)
+            .unwrap()
+            .is_err()
+    );
+    let chars = String::try_from_iter_in("owa".chars(), &arena).unwrap();
+    assert_eq!(chars, String::from_iter_in("owa".chars(), &arena));
+
+    let full = arena_at_its_limit();
+    assert!(String::try_from_utf8_lossy_in(bytes, &full).is_err());
+    assert!(String::try_from_utf16_in(&units, &full).is_err());
+    assert!(String::try_from_iter_in("owa".chars(), &full).is_err());
+    // A refusal after the first reservation: an iterator that says nothing of its length.
+    let arena = OneWayAlloc::new();
+    arena.set_limit(Some(arena.stats().capacity + 1024));
+    let many = core::iter::repeat_n('x', 100 * 1024).filter(|_| true);
+    assert!(String::try_from_iter_in(many, &arena).is_err());
 }

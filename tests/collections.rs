@@ -210,7 +210,7 @@ fn collect_in_vec_and_boxed_slice() {
     let n = arena.scope(|s| (0..4).collect_in::<Vec<_>>(s.arena()).len());
     assert_eq!(n, 4);
     let global: onewayalloc::allocator_api2::vec::Vec<u8, onewayalloc::Global> =
-        (1..=2).collect_in(onewayalloc::Global);
+        (1..=2).collect_in(&onewayalloc::Global); // by reference, cloned
     assert_eq!(global, [1, 2]);
 }
 
@@ -339,7 +339,7 @@ fn hints_seen<'c, C, T>(
 where
     C: FromIteratorIn<T, Alloc = &'c core::cell::RefCell<Hints>>,
 {
-    let _: C = items.into_iter().collect_in(hints);
+    let _: C = items.into_iter().collect_in(&hints);
     hints.take()
 }
 

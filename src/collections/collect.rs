@@ -7,7 +7,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::boxed::Box;
 use allocator_api2::vec::Vec;
 
-use super::String;
+use super::{ArenaHandle, String};
 use crate::OneWayAlloc;
 
 /// A collection that can be built from an iterator in a given allocator: the
@@ -51,6 +51,11 @@ use crate::OneWayAlloc;
 /// let fives = Vec::from_iter_in(std::iter::repeat(5).take(5), &arena);
 /// assert_eq!(fives, [5, 5, 5, 5, 5]);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be built in an arena from items of `{T}`",
+    label = "not an arena collection of `{T}`",
+    note = "collect into an arena collection: `onewayalloc::collections::Vec`, `Box<[T]>`, `HashMap`, `HashSet` or `String` (import the module, `use onewayalloc::collections as arena;`, and name `arena::Vec`: a plain `Vec` is std's)"
+)]
 pub trait FromIteratorIn<T> {
     /// The allocator the collection is built in: `&OneWayAlloc` for the arena
     /// collections.
@@ -82,6 +87,11 @@ pub trait FromIteratorIn<T> {
 /// `collect_in`, the allocator-aware [`Iterator::collect`], for every iterator
 /// (bumpalo's `CollectIn`).
 ///
+/// The argument is a reference to any [`ArenaHandle`]: `&arena`, a pool guard
+/// `&guard`, the `arena` that [`with_scratch`](crate::with_scratch) gives
+/// (reborrowed, not moved), a scope `s` or `s.arena()`; or `&alloc` for another
+/// allocator that is `Clone` (it is cloned).
+///
 /// # Examples
 /// ```
 /// use onewayalloc::OneWayAlloc;
@@ -112,8 +122,11 @@ pub trait CollectIn: Iterator + Sized {
     /// assert_eq!(parsed.unwrap(), [1, 2]);
     /// ```
     #[inline]
-    fn collect_in<C: FromIteratorIn<Self::Item>>(self, alloc: C::Alloc) -> C {
-        C::from_iter_in(self, alloc)
+    fn collect_in<'h, C: FromIteratorIn<Self::Item>>(
+        self,
+        alloc: &'h (impl ArenaHandle<Alloc<'h> = C::Alloc> + 'h),
+    ) -> C {
+        C::from_iter_in(self, alloc.alloc_handle())
     }
 }
 

@@ -5,14 +5,18 @@
 //! [`String`] is the arena's own, built on the arena `Vec<u8>` so it grows in
 //! place at the top of the arena; [`format_in!`](crate::format_in) formats into one.
 //!
+//! The examples import this module as `arena` rather than its `String` and `Vec`,
+//! so that `String` and `Vec` keep naming `std`'s types in the same module (a
+//! `fn label() -> String { format!(..) }` beside them still compiles).
+//!
 //! ```
 //! use onewayalloc::OneWayAlloc;
-//! use onewayalloc::collections::{HashMap, String, Vec};
+//! use onewayalloc::collections as arena;
 //! use onewayalloc::format_in;
 //!
 //! let arena = OneWayAlloc::new();
-//! let mut names: HashMap<String, usize> = HashMap::new_in(&arena);
-//! let mut order = Vec::new_in(&arena);
+//! let mut names: arena::HashMap<arena::String, usize> = arena::HashMap::new_in(&arena);
+//! let mut order = arena::Vec::new_in(&arena);
 //! for i in 0..3 {
 //!     let name = format_in!(&arena, "dim{i}");
 //!     order.push(name.clone());
@@ -30,15 +34,19 @@
 //!   implements [`FromIteratorIn`]: `Vec`, `Box<[T]>`, `HashMap`, `HashSet`,
 //!   [`String`] (from `char`s or `&str`s), and `Option`/`Result` of those.
 //!
+//! These, and [`format_in!`](crate::format_in), take every handle on an arena the
+//! same way ([`ArenaHandle`]): `&arena`, a pool guard `&guard`, the `arena` of
+//! `with_scratch` and a scope `s` or `s.arena()`.
+//!
 //! ```
 //! use onewayalloc::OneWayAlloc;
-//! use onewayalloc::collections::{CollectIn, HashMap, String, Vec};
+//! use onewayalloc::collections::{self as arena, CollectIn};
 //!
 //! let arena = OneWayAlloc::new();
 //! let squares = onewayalloc::vec![in &arena; 1, 4, 9];
-//! let evens: Vec<u32> = (0..10).filter(|n| n % 2 == 0).collect_in(&arena);
-//! let index: HashMap<u32, usize> = evens.iter().copied().zip(0..).collect_in(&arena);
-//! let word: String = ['o', 'w', 'a'].into_iter().collect_in(&arena);
+//! let evens: arena::Vec<u32> = (0..10).filter(|n| n % 2 == 0).collect_in(&arena);
+//! let index: arena::HashMap<u32, usize> = evens.iter().copied().zip(0..).collect_in(&arena);
+//! let word: arena::String = ['o', 'w', 'a'].into_iter().collect_in(&arena);
 //! assert_eq!((squares[2], evens.len(), index[&8], word.as_str()), (9, 5, 4, "owa"));
 //! ```
 //!
@@ -60,7 +68,7 @@
 //!
 //! ```
 //! use onewayalloc::OneWayAlloc;
-//! use onewayalloc::collections::{CollectIn, String, Vec};
+//! use onewayalloc::collections::{self as arena, CollectIn};
 //!
 //! struct Node<'a> {
 //!     name: &'a str,
@@ -68,11 +76,45 @@
 //! }
 //!
 //! let arena = OneWayAlloc::new();
-//! let children: Vec<u32> = (1..=3).collect_in(&arena);
-//! let mut name = String::new_in(&arena);
+//! let children: arena::Vec<u32> = (1..=3).collect_in(&arena);
+//! let mut name = arena::String::new_in(&arena);
 //! name.push_str("root");
 //! let node = Node { name: name.into_str(), children: children.leak() };
 //! assert_eq!((node.name, node.children), ("root", &[1, 2, 3][..]));
+//! ```
+//!
+//! # To `std`'s owned types
+//!
+//! A value that must outlive the arena is copied out of it:
+//!
+//! | from the arena | to `std` |
+//! |---|---|
+//! | [`String`] | `std::string::String::from(s)` or `s.into()`; also `Box<str>` |
+//! | `Vec<T>` | `v.to_vec()` (`T: Clone`), or `v.into_iter().collect::<std::vec::Vec<T>>()` (moves the elements) |
+//! | `Box<str>` | `std::string::String::from(&*b)`, or `Box::<str>::from(&*b)` |
+//! | `Box<[T]>` | `b.to_vec()` (`T: Clone`), or `b.into_iter().collect()` |
+//!
+//! `From` exists for the arena [`String`], which is this crate's type; the arena
+//! `Vec` and `Box` are allocator-api2's (or, with `nightly`, `std`'s), and Rust's
+//! orphan rule lets neither this crate nor `std` convert between two types of
+//! other crates, so they use the calls above.
+//!
+//! ```
+//! use onewayalloc::OneWayAlloc;
+//! use onewayalloc::collections as arena;
+//!
+//! fn label(arena: &OneWayAlloc, id: u32) -> String {
+//!     let scratch = onewayalloc::format_in!(arena, "dim{id}");
+//!     scratch.into() // std's String, copied out of the arena
+//! }
+//!
+//! let arena = OneWayAlloc::new();
+//! assert_eq!(label(&arena, 7), "dim7");
+//! let values = onewayalloc::vec![in &arena; 1, 2, 3];
+//! let owned: Vec<u32> = values.to_vec();
+//! let moved: Vec<u32> = values.into_iter().collect();
+//! let copied: Box<str> = arena::String::from_str_in("cpu", &arena).into();
+//! assert_eq!((owned, moved, &*copied), (vec![1, 2, 3], vec![1, 2, 3], "cpu"));
 //! ```
 //!
 //! # With the `nightly` feature
@@ -81,13 +123,22 @@
 //! (`std::vec::Vec<T, &OneWayAlloc>`), and everything above works the same.
 
 mod collect;
+mod handle;
 mod string;
 mod vec_macro;
 
 pub use collect::{CollectIn, FromIteratorIn};
+#[doc(hidden)]
+pub use handle::__alloc_of;
+pub use handle::ArenaHandle;
 pub use string::{Drain, FromUtf8Error, FromUtf16Error, String};
 #[doc(hidden)]
 pub use vec_macro::{__vec_from_array, __vec_from_elem};
+/// `alloc`'s `vec!`, which [`vec!`](crate::vec) passes every form without `in` to.
+#[doc(hidden)]
+pub mod __std {
+    pub use alloc::vec;
+}
 
 use allocator_api2::alloc::Global;
 

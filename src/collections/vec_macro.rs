@@ -13,14 +13,17 @@ use allocator_api2::vec::Vec;
 /// - `vec![in &arena; value; n]`: `n` clones of `value` (the last one is `value`
 ///   itself; with `n == 0` it is dropped), in one allocation.
 ///
-/// The arena expression may be anything that gives a `&OneWayAlloc`, such as
-/// [`scope.arena()`](crate::Scope::arena). With the `nightly` feature the result is
+/// The arena expression is a reference to any [`ArenaHandle`](crate::collections::ArenaHandle):
+/// `&arena`, a pool guard `&guard`, the `arena` that
+/// [`with_scratch`](crate::with_scratch) gives (reborrowed, not moved), a scope `s`
+/// or [`s.arena()`](crate::Scope::arena). With the `nightly` feature the result is
 /// `std`'s `Vec<T, &OneWayAlloc>` (where allocator-api2 has no `vec!` of its own).
-/// Any other allocator-api2 `Allocator` works too, and gives `Vec<T, That>`.
+/// Any other allocator-api2 `Allocator` that is `Clone` works too, by reference
+/// (`vec![in &alloc; ...]`, cloned), and gives `Vec<T, That>`.
 ///
-/// The macro is `onewayalloc::vec!`: call it by its path, or
-/// `use onewayalloc::vec;` (which then shadows `std`'s `vec!` in that module; this
-/// one needs the `in` form).
+/// Every form without `in` is `std`'s `vec!` (it is passed on as written), so
+/// `use onewayalloc::vec;` changes nothing for `vec![1, 2, 3]`, `vec![0; n]` or
+/// `vec![]` in that module: they still make `std`'s `Vec`.
 ///
 /// # Panics
 /// Like `Vec::with_capacity_in`: if the capacity overflows, and through
@@ -43,17 +46,24 @@ use allocator_api2::vec::Vec;
 ///     words.len()
 /// });
 /// assert_eq!(total, 3);
+///
+/// // Without `in`: std's vec!.
+/// let std_vec: std::vec::Vec<u8> = onewayalloc::vec![1, 2, 3];
+/// assert_eq!(std_vec, [1, 2, 3]);
 /// ```
 #[macro_export]
 macro_rules! vec {
     (in $arena:expr $(;)?) => {
-        $crate::allocator_api2::vec::Vec::new_in($arena)
+        $crate::allocator_api2::vec::Vec::new_in($crate::collections::__alloc_of($arena))
     };
     (in $arena:expr; $elem:expr; $n:expr) => {
-        $crate::collections::__vec_from_elem($elem, $n, $arena)
+        $crate::collections::__vec_from_elem($elem, $n, $crate::collections::__alloc_of($arena))
     };
     (in $arena:expr; $($x:expr),+ $(,)?) => {
-        $crate::collections::__vec_from_array([$($x),+], $arena)
+        $crate::collections::__vec_from_array([$($x),+], $crate::collections::__alloc_of($arena))
+    };
+    ($($std:tt)*) => {
+        $crate::collections::__std::vec![$($std)*]
     };
 }
 

@@ -133,7 +133,8 @@ impl<'a, A: Allocator> String<'a, A> {
     /// `handle_alloc_error`: what [`try_format_in!`](crate::try_format_in) calls.
     ///
     /// # Errors
-    /// [`AllocError`] if the arena cannot provide the bytes.
+    /// [`AllocError`] if the arena refused any of the bytes during the call, even
+    /// when a `Display` implementation ignored the refusal and carried on.
     ///
     /// # Panics
     /// If a `Display` implementation returns an error (as `format!` does).
@@ -166,9 +167,14 @@ impl<'a, A: Allocator> String<'a, A> {
             string: &mut string,
             refused: false,
         };
-        match fmt::Write::write_fmt(&mut writer, args) {
+        let result = fmt::Write::write_fmt(&mut writer, args);
+        // A refused write is an error even when a `Display` implementation ignored
+        // the `fmt::Error` it got and carried on: the text would be missing a part.
+        if writer.refused {
+            return Err(AllocError);
+        }
+        match result {
             Ok(()) => Ok(string),
-            Err(fmt::Error) if writer.refused => Err(AllocError),
             Err(fmt::Error) => panic!("a formatting trait implementation returned an error"),
         }
     }
@@ -410,6 +416,33 @@ impl<'a, A: Allocator> String<'a, A> {
         string
     }
 
+    /// Like [`from_iter_in`](Self::from_iter_in), returning an error instead of
+    /// calling `handle_alloc_error`.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes (its backing allocator
+    /// refuses, or its [limit](OneWayAlloc::set_limit) is reached); the iterator is
+    /// not taken further.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// let s = String::try_from_iter_in("owa".chars().rev(), &arena)?;
+    /// assert_eq!(s, "awo");
+    /// # Ok::<(), onewayalloc::AllocError>(())
+    /// ```
+    pub fn try_from_iter_in<I: IntoIterator<Item = char>>(
+        iter: I,
+        arena: &'a OneWayAlloc<A>,
+    ) -> Result<Self, AllocError> {
+        let iter = iter.into_iter();
+        let mut string = Self::try_with_capacity_in(iter.size_hint().0, arena)?;
+        for ch in iter {
+            string.try_push(ch)?;
+        }
+        Ok(string)
+    }
+
     /// Makes room for exactly `additional` more bytes (the arena may still give
     /// more when the string grows in place).
     ///
@@ -501,6 +534,48 @@ impl<A: Allocator> Clone for String<'_, A> {
         String {
             bytes: self.bytes.clone(),
         }
+    }
+}
+
+/// Copies the text out of the arena into `std`'s `String` (what `to_string` does).
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let scratch = onewayalloc::format_in!(&arena, "{}.{}", "cpu", "user");
+/// let owned: String = scratch.into();
+/// drop(arena); // the copy outlives the arena
+/// assert_eq!(owned, "cpu.user");
+/// ```
+impl<A: Allocator> From<String<'_, A>> for alloc::string::String {
+    fn from(string: String<'_, A>) -> Self {
+        string.as_str().into()
+    }
+}
+
+/// Copies the text out of the arena into `std`'s `String`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let scratch = onewayalloc::collections::String::from_str_in("net", &arena);
+/// assert_eq!(String::from(&scratch), "net");
+/// ```
+impl<A: Allocator> From<&String<'_, A>> for alloc::string::String {
+    fn from(string: &String<'_, A>) -> Self {
+        string.as_str().into()
+    }
+}
+
+/// Copies the text out of the arena into `std`'s `Box<str>`.
+///
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let scratch = onewayalloc::collections::String::from_str_in("disk", &arena);
+/// let owned: Box<str> = scratch.into();
+/// assert_eq!(&*owned, "disk");
+/// ```
+impl<A: Allocator> From<String<'_, A>> for alloc::boxed::Box<str> {
+    fn from(string: String<'_, A>) -> Self {
+        string.as_str().into()
     }
 }
 
@@ -661,7 +736,10 @@ impl<A: Allocator> Add<&str> for String<'_, A> {
 }
 
 /// Formats into a [`String`](crate::collections::String) in an arena, like
-/// `format!`: `format_in!(&arena, "{x} and {y}")`.
+/// `format!`: `format_in!(&arena, "{x} and {y}")`. The arena is a reference to any
+/// [`ArenaHandle`](crate::collections::ArenaHandle) that gives a `&OneWayAlloc`:
+/// `&arena`, a pool guard `&guard`, the `arena` of
+/// [`with_scratch`](crate::with_scratch), a scope `s` or `s.arena()`.
 ///
 /// # Panics
 /// Panics if a `Display` implementation returns an error (as `format!` does), or,
@@ -676,7 +754,8 @@ impl<A: Allocator> Add<&str> for String<'_, A> {
 #[macro_export]
 macro_rules! format_in {
     ($arena:expr, $($arg:tt)*) => {{
-        let mut string = $crate::collections::String::new_in($arena);
+        let mut string =
+            $crate::collections::String::new_in($crate::collections::__alloc_of($arena));
         ::core::fmt::Write::write_fmt(&mut string, ::core::format_args!($($arg)*))
             .expect("a formatting trait implementation returned an error");
         string
@@ -686,7 +765,9 @@ macro_rules! format_in {
 /// Like [`format_in!`](crate::format_in), returning
 /// `Result<String, AllocError>` instead of calling `handle_alloc_error` when the
 /// arena cannot provide the bytes (for example past its
-/// [limit](crate::OneWayAlloc::set_limit)).
+/// [limit](crate::OneWayAlloc::set_limit)). It is `Err` whenever the arena
+/// refused bytes during the call, even if a `Display` implementation ignored the
+/// refusal and carried on: the string would be missing a part.
 ///
 /// # Panics
 /// Panics if a `Display` implementation returns an error (as `format!` does).
@@ -701,6 +782,9 @@ macro_rules! format_in {
 #[macro_export]
 macro_rules! try_format_in {
     ($arena:expr, $($arg:tt)*) => {
-        $crate::collections::String::try_from_fmt_in(::core::format_args!($($arg)*), $arena)
+        $crate::collections::String::try_from_fmt_in(
+            ::core::format_args!($($arg)*),
+            $crate::collections::__alloc_of($arena),
+        )
     };
 }

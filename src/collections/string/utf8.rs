@@ -1,10 +1,10 @@
 //! The arena `String` from bytes and UTF-16: `from_utf8`, `from_utf8_lossy_in`,
-//! `from_utf16_in`, and their errors.
+//! `from_utf16_in` (with their `try_` twins), and their errors.
 
 use core::fmt;
 use core::str::Utf8Error;
 
-use allocator_api2::alloc::Allocator;
+use allocator_api2::alloc::{AllocError, Allocator};
 
 use super::String;
 use crate::OneWayAlloc;
@@ -71,10 +71,38 @@ impl<'a, A: Allocator> String<'a, A> {
         for chunk in bytes.utf8_chunks() {
             string.push_str(chunk.valid());
             if !chunk.invalid().is_empty() {
-                string.push_str(char::REPLACEMENT_CHARACTER.encode_utf8(&mut [0; 4]));
+                string.push(char::REPLACEMENT_CHARACTER);
             }
         }
         string
+    }
+
+    /// Like [`from_utf8_lossy_in`](Self::from_utf8_lossy_in), returning an error
+    /// instead of calling `handle_alloc_error`.
+    ///
+    /// # Errors
+    /// [`AllocError`] if the arena cannot provide the bytes (its backing allocator
+    /// refuses, or its [limit](OneWayAlloc::set_limit) is reached).
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// let s = String::try_from_utf8_lossy_in(b"ok \xFF", &arena)?;
+    /// assert_eq!(s, "ok \u{FFFD}");
+    /// # Ok::<(), onewayalloc::AllocError>(())
+    /// ```
+    pub fn try_from_utf8_lossy_in(
+        bytes: &[u8],
+        arena: &'a OneWayAlloc<A>,
+    ) -> Result<Self, AllocError> {
+        let mut string = Self::try_with_capacity_in(bytes.len(), arena)?;
+        for chunk in bytes.utf8_chunks() {
+            string.try_push_str(chunk.valid())?;
+            if !chunk.invalid().is_empty() {
+                string.try_push(char::REPLACEMENT_CHARACTER)?;
+            }
+        }
+        Ok(string)
     }
 
     /// A string of UTF-16 code units in the arena.
@@ -98,6 +126,37 @@ impl<'a, A: Allocator> String<'a, A> {
             string.push(ch.map_err(|_| FromUtf16Error(()))?);
         }
         Ok(string)
+    }
+
+    /// Like [`from_utf16_in`](Self::from_utf16_in), returning an error instead of
+    /// calling `handle_alloc_error`. The outer `Result` is the allocation's, as for
+    /// every `try_` call; the inner one is `from_utf16_in`'s.
+    ///
+    /// # Errors
+    /// The outer [`AllocError`] if the arena cannot provide the bytes (its backing
+    /// allocator refuses, or its [limit](OneWayAlloc::set_limit) is reached); the
+    /// inner [`FromUtf16Error`] if `units` holds a lone surrogate.
+    ///
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// use onewayalloc::collections::String;
+    /// let units = [0xD834, 0xDD1E, 0x006d];
+    /// assert_eq!(String::try_from_utf16_in(&units, &arena)?.unwrap(), "𝄞m");
+    /// assert!(String::try_from_utf16_in(&[0xD834, 0x006d], &arena)?.is_err());
+    /// # Ok::<(), onewayalloc::AllocError>(())
+    /// ```
+    pub fn try_from_utf16_in(
+        units: &[u16],
+        arena: &'a OneWayAlloc<A>,
+    ) -> Result<Result<Self, FromUtf16Error>, AllocError> {
+        let mut string = Self::try_with_capacity_in(units.len(), arena)?;
+        for ch in char::decode_utf16(units.iter().copied()) {
+            match ch {
+                Ok(ch) => string.try_push(ch)?,
+                Err(_) => return Ok(Err(FromUtf16Error(()))),
+            }
+        }
+        Ok(Ok(string))
     }
 }
 
