@@ -230,6 +230,9 @@ pub use allocator_api2;
 pub use allocator_api2_04;
 /// The `hashbrown` crate, re-exported so its `HashMap` matches the arena's `Allocator`.
 pub use hashbrown;
+/// `#[derive(DeserializeIn)]` (feature `derive`): see [`serde::DeserializeIn`].
+#[cfg(feature = "derive")]
+pub use onewayalloc_derive::DeserializeIn;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -57,6 +57,10 @@
 //! # }
 //! ```
 
+mod de;
+
+pub use de::{__private, ArenaSeed, DeserializeIn};
+
 use core::ops::Deref;
 
 use allocator_api2::alloc::Allocator;
