@@ -354,8 +354,9 @@ impl<'de, 'a: 'x, 'x, T: DeserializeIn<'a>> Visitor<'de> for VecVisitor<'a, 'x, 
 
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
         let mut vec = Vec::new_in(self.arena);
-        vec.try_reserve(cautious::<T>(seq.size_hint()))
-            .map_err(|_| refused(self.arena))?;
+        // A reservation the arena refuses (a hint past the limit) is only skipped:
+        // the elements that do come are what counts against the limit.
+        let _ = vec.try_reserve(cautious::<T>(seq.size_hint()));
         while let Some(value) = seq.next_element_seed(ArenaSeed::<T>::new(self.arena))? {
             if vec.len() == vec.capacity() {
                 // On failure `value` and `vec` drop here, each element once.
@@ -445,8 +446,7 @@ where
     fn visit_map<M: MapAccess<'de>>(self, mut access: M) -> Result<Self::Value, M::Error> {
         let arena = self.arena;
         let mut map = hashbrown::HashMap::with_hasher_in(S::default(), arena);
-        map.try_reserve(cautious::<(K, V)>(access.size_hint()))
-            .map_err(|_| refused(arena))?;
+        let _ = map.try_reserve(cautious::<(K, V)>(access.size_hint()));
         while let Some(key) = access.next_key_seed(ArenaSeed::<K>::new(arena))? {
             let value = access.next_value_seed(ArenaSeed::<V>::new(arena))?;
             map.try_reserve(1).map_err(|_| refused(arena))?;
@@ -487,8 +487,7 @@ where
     fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
         let arena = self.arena;
         let mut set = hashbrown::HashSet::with_hasher_in(S::default(), arena);
-        set.try_reserve(cautious::<T>(access.size_hint()))
-            .map_err(|_| refused(arena))?;
+        let _ = set.try_reserve(cautious::<T>(access.size_hint()));
         while let Some(value) = access.next_element_seed(ArenaSeed::<T>::new(arena))? {
             set.try_reserve(1).map_err(|_| refused(arena))?;
             set.insert(value);
