@@ -2,7 +2,6 @@
 //! rules for untrusted input (a bounded reservation for any `size_hint`, the limit
 //! reported as the deserializer's error, partial values dropped exactly once).
 #![cfg(feature = "derive")]
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -331,21 +330,29 @@ impl<I: Iterator<Item = (u64, u64)>> Iterator for Lying2<I> {
     }
 }
 
-/// An arena under a 64 KiB limit (its first page, or in the sanitizer mode 64 KiB
-/// of blocks).
+/// An arena with about 4 KiB of room under its limit: in the page mode its first
+/// page filled up to 4 KiB from the end and the limit at the page (so no page can be
+/// added), in the sanitizer mode 4 KiB of blocks. Small inputs pass it, which keeps
+/// the test quick under Miri.
 fn limited() -> (OneWayAlloc, usize) {
     let arena = OneWayAlloc::new();
-    let limit = arena.stats().capacity.max(64 << 10);
+    let capacity = arena.stats().capacity;
+    if capacity > ROOM {
+        arena.alloc_bytes(capacity - ROOM);
+    }
+    let limit = arena.stats().capacity.max(ROOM);
     arena.set_limit(Some(limit));
     (arena, limit)
 }
+
+const ROOM: usize = 4 << 10;
 
 #[test]
 fn past_the_limit_the_error_names_it_and_the_arena_goes_on() {
     let (arena, limit) = limited();
     let long = format!(
         r#"{{"chart":"{}","after":1,"dimensions":[],"options":[]}}"#,
-        "x".repeat(100 << 10)
+        "x".repeat(2 * ROOM)
     );
     let e = parse::<Request>(&arena, &long).unwrap_err();
     assert!(
@@ -353,11 +360,21 @@ fn past_the_limit_the_error_names_it_and_the_arena_goes_on() {
         "{e}"
     );
 
-    let n = if cfg!(miri) { 9_000 } else { 20_000 };
-    let many = format!("[{}0]", "0,".repeat(n));
+    let many = format!("[{}0]", "0,".repeat(ROOM / 4));
     let e = parse::<Vec<u64>>(&arena, &many).unwrap_err();
     assert!(e.contains(&format!("limit of {limit} bytes")), "{e}");
     let e = parse::<&[u64]>(&arena, &many).unwrap_err();
+    assert!(e.contains("limit"), "{e}");
+    let e = parse::<HashMap<u32, u64>>(
+        &arena,
+        &format!(
+            "{{{}\"0\":0}}",
+            (1..ROOM / 8)
+                .map(|i| format!(r#""{i}":0,"#))
+                .collect::<String>()
+        ),
+    )
+    .unwrap_err();
     assert!(e.contains("limit"), "{e}");
 
     // The arena still serves requests, and parses what fits.
@@ -446,8 +463,7 @@ fn on_an_error_partial_values_drop_exactly_once() {
     // Under a limit: a vector that cannot grow drops what it holds, and the value
     // that could not be placed.
     let (limited, _) = limited();
-    let n = if cfg!(miri) { 9_000 } else { 20_000 };
-    let many = format!("[{}0]", "1,".repeat(n));
+    let many = format!("[{}0]", "1,".repeat(ROOM / 2));
     balanced("limit", || {
         parse::<Vec<Counted>>(&limited, &many).unwrap_err();
     });

@@ -10,7 +10,6 @@
 //! allocation is a block of the backing (global) allocator, so the zero counts hold in
 //! the page mode only; the sanitizer mode checks the parse and skips the counts.
 #![cfg(feature = "derive")]
-#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
