@@ -19,6 +19,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use onewayalloc::OneWayAlloc;
+use serde_json::de::SliceRead;
 
 /// The answer and the request, in the arena.
 pub mod arena {
@@ -164,6 +165,37 @@ pub struct Row {
     pub std: Duration,
 }
 
+/// One row: `body` parsed `rounds` times by `ours` in `arena` (reset before each
+/// parse) and by `theirs`, interleaved.
+fn row(
+    name: &'static str,
+    body: &str,
+    rounds: usize,
+    arena: &mut OneWayAlloc,
+    mut ours: impl FnMut(&OneWayAlloc, &mut serde_json::Deserializer<SliceRead<'_>>),
+    mut theirs: impl FnMut(&[u8]),
+) -> Row {
+    let iters = (1_000_000 / body.len()).max(10);
+    let (ours, theirs) = best(
+        rounds,
+        iters,
+        || {
+            arena.reset();
+            ours(
+                arena,
+                &mut serde_json::Deserializer::from_slice(body.as_bytes()),
+            );
+        },
+        || theirs(body.as_bytes()),
+    );
+    Row {
+        body: name,
+        bytes: body.len(),
+        arena: ours,
+        std: theirs,
+    }
+}
+
 /// Runs both bodies; `quick` makes them small and the rounds few.
 pub fn run(quick: bool) -> Vec<Row> {
     let (groups, dims, rounds) = if quick {
@@ -171,56 +203,34 @@ pub fn run(quick: bool) -> Vec<Row> {
     } else {
         (1000, 1000, 40)
     };
-    let mut rows = Vec::new();
     let mut arena = OneWayAlloc::new();
-
-    let body = answer_body(groups);
-    let iters = (1_000_000 / body.len()).max(10);
-    let (owa, std) = best(
+    let answer = answer_body(groups);
+    check_answer(&answer, &mut arena);
+    let answer_row = row(
+        "answer",
+        &answer,
         rounds,
-        iters,
-        || {
-            arena.reset();
-            let mut de = serde_json::Deserializer::from_slice(body.as_bytes());
-            let answer: arena::Answer = arena.deserialize(&mut de).unwrap();
-            black_box(answer.groups.len());
+        &mut arena,
+        |arena, de| {
+            black_box(arena.deserialize::<arena::Answer, _>(de).unwrap());
         },
-        || {
-            let answer: std_types::Answer = serde_json::from_slice(body.as_bytes()).unwrap();
-            black_box(answer.groups.len());
+        |body| {
+            black_box(serde_json::from_slice::<std_types::Answer>(body).unwrap());
         },
     );
-    check_answer(&body, &mut arena);
-    rows.push(Row {
-        body: "answer",
-        bytes: body.len(),
-        arena: owa,
-        std,
-    });
-
-    let body = request_body(dims);
-    let iters = (1_000_000 / body.len()).max(10);
-    let (owa, std) = best(
+    let request_row = row(
+        "request",
+        &request_body(dims),
         rounds,
-        iters,
-        || {
-            arena.reset();
-            let mut de = serde_json::Deserializer::from_slice(body.as_bytes());
-            let request: arena::Request = arena.deserialize(&mut de).unwrap();
-            black_box(request.labels.len());
+        &mut arena,
+        |arena, de| {
+            black_box(arena.deserialize::<arena::Request, _>(de).unwrap());
         },
-        || {
-            let request: std_types::Request = serde_json::from_slice(body.as_bytes()).unwrap();
-            black_box(request.labels.len());
+        |body| {
+            black_box(serde_json::from_slice::<std_types::Request>(body).unwrap());
         },
     );
-    rows.push(Row {
-        body: "request",
-        bytes: body.len(),
-        arena: owa,
-        std,
-    });
-    rows
+    vec![answer_row, request_row]
 }
 
 /// Both parses read the same values.
