@@ -417,3 +417,80 @@ impl RenameRule {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RenameRule;
+
+    /// serde's own table (serde_derive's `case.rs` tests).
+    #[test]
+    fn rename_rules_match_serde() {
+        let rules = [
+            "lowercase",
+            "UPPERCASE",
+            "PascalCase",
+            "camelCase",
+            "snake_case",
+            "SCREAMING_SNAKE_CASE",
+            "kebab-case",
+            "SCREAMING-KEBAB-CASE",
+        ]
+        .map(|r| RenameRule::from_str(r).unwrap());
+        let variants: [(&str, [&str; 8]); 3] = [
+            (
+                "Outcome",
+                [
+                    "outcome", "OUTCOME", "Outcome", "outcome", "outcome", "OUTCOME", "outcome",
+                    "OUTCOME",
+                ],
+            ),
+            (
+                "VeryTasty",
+                [
+                    "verytasty",
+                    "VERYTASTY",
+                    "VeryTasty",
+                    "veryTasty",
+                    "very_tasty",
+                    "VERY_TASTY",
+                    "very-tasty",
+                    "VERY-TASTY",
+                ],
+            ),
+            ("A", ["a", "A", "A", "a", "a", "A", "a", "A"]),
+        ];
+        for (original, expected) in variants {
+            for (rule, want) in rules.iter().zip(expected) {
+                assert_eq!(rule.apply_to_variant(original), want, "{original}");
+            }
+        }
+        let fields: [(&str, [&str; 8]); 3] = [
+            (
+                "outcome",
+                [
+                    "outcome", "OUTCOME", "Outcome", "outcome", "outcome", "OUTCOME", "outcome",
+                    "OUTCOME",
+                ],
+            ),
+            (
+                "very_tasty",
+                [
+                    "very_tasty",
+                    "VERY_TASTY",
+                    "VeryTasty",
+                    "veryTasty",
+                    "very_tasty",
+                    "VERY_TASTY",
+                    "very-tasty",
+                    "VERY-TASTY",
+                ],
+            ),
+            ("a", ["a", "A", "A", "a", "a", "A", "a", "A"]),
+        ];
+        for (original, expected) in fields {
+            for (rule, want) in rules.iter().zip(expected) {
+                assert_eq!(rule.apply_to_field(original), want, "{original}");
+            }
+        }
+    }
+}
