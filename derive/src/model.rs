@@ -459,11 +459,7 @@ mod tests {
             ),
             ("A", ["a", "A", "A", "a", "a", "A", "a", "A"]),
         ];
-        for (original, expected) in variants {
-            for (rule, want) in rules.iter().zip(expected) {
-                assert_eq!(rule.apply_to_variant(original), want, "{original}");
-            }
-        }
+        check(&rules, &variants, RenameRule::apply_to_variant);
         let fields: [(&str, [&str; 8]); 3] = [
             (
                 "outcome",
@@ -487,9 +483,17 @@ mod tests {
             ),
             ("a", ["a", "A", "A", "a", "a", "A", "a", "A"]),
         ];
-        for (original, expected) in fields {
+        check(&rules, &fields, RenameRule::apply_to_field);
+    }
+
+    fn check(
+        rules: &[RenameRule],
+        table: &[(&str, [&str; 8])],
+        apply: fn(RenameRule, &str) -> String,
+    ) {
+        for (original, expected) in table {
             for (rule, want) in rules.iter().zip(expected) {
-                assert_eq!(rule.apply_to_field(original), want, "{original}");
+                assert_eq!(apply(*rule, original), *want, "{original}");
             }
         }
     }
