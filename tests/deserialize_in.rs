@@ -216,6 +216,15 @@ struct Pair(u8, #[serde(default)] u16);
 #[derive(DeserializeIn, Debug, PartialEq)]
 struct Unit;
 
+#[derive(DeserializeIn, Debug, PartialEq)]
+struct Fixed<'a, T, const N: usize>
+where
+    T: Copy,
+{
+    values: [T; N],
+    name: Option<&'a str>,
+}
+
 #[test]
 fn generic_tuple_newtype_and_unit_structs() {
     let arena = OneWayAlloc::new();
@@ -225,6 +234,14 @@ fn generic_tuple_newtype_and_unit_structs() {
     assert_eq!(p.items[0], Newtype("n"));
     assert_eq!(parse::<Pair>(&arena, "[1,2]").unwrap(), Pair(1, 2));
     assert_eq!(parse::<Unit>(&arena, "null").unwrap(), Unit);
+    let f: Fixed<u8, 2> = parse(&arena, r#"{"values":[1,2]}"#).unwrap();
+    assert_eq!(
+        f,
+        Fixed {
+            values: [1, 2],
+            name: None
+        }
+    );
 }
 
 #[test]

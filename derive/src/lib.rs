@@ -16,6 +16,23 @@ use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `onewayalloc::serde::DeserializeIn`: see that trait, and the main crate's
 /// `serde` module for the attributes honoured.
+///
+/// ```
+/// use onewayalloc::collections::Vec;
+/// use onewayalloc::{DeserializeIn, OneWayAlloc};
+///
+/// #[derive(DeserializeIn)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Query<'a> {
+///     chart_id: &'a str,
+///     dimensions: Vec<'a, &'a str>,
+/// }
+///
+/// let arena = OneWayAlloc::new();
+/// let mut json = serde_json::Deserializer::from_str(r#"{"chartId":"cpu","dimensions":["user"]}"#);
+/// let query: Query = arena.deserialize(&mut json).unwrap();
+/// assert_eq!((query.chart_id, query.dimensions.len()), ("cpu", 1));
+/// ```
 #[proc_macro_derive(DeserializeIn, attributes(serde))]
 pub fn derive_deserialize_in(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
