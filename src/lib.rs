@@ -233,6 +233,23 @@ pub use allocator_api2;
 pub use allocator_api2_04;
 /// The `hashbrown` crate, re-exported so its `HashMap` matches the arena's `Allocator`.
 pub use hashbrown;
+/// `#[derive(DeserializeIn)]` (feature `derive`): see [`serde::DeserializeIn`] and
+/// the [`serde`] module for the serde attributes it honours.
+///
+/// ```
+/// #[derive(onewayalloc::DeserializeIn)]
+/// struct Point<'a> {
+///     name: &'a str,
+///     value: f64,
+/// }
+///
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// let mut json = serde_json::Deserializer::from_str(r#"{"name":"user","value":1.5}"#);
+/// let point: Point = arena.deserialize(&mut json).unwrap();
+/// assert_eq!((point.name, point.value), ("user", 1.5));
+/// ```
+#[cfg(feature = "derive")]
+pub use onewayalloc_derive::DeserializeIn;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -1,4 +1,81 @@
-//! Serializing arena data with serde (feature `serde`).
+//! Requests deserialized straight into the arena, and arena data serialized with
+//! serde (feature `serde`; feature `derive` for `#[derive(DeserializeIn)]`).
+//!
+//! ```
+//! # #[cfg(feature = "derive")] {
+//! use onewayalloc::collections::{HashMap, Vec};
+//! use onewayalloc::{DeserializeIn, OneWayAlloc};
+//!
+//! #[derive(DeserializeIn)]
+//! struct Request<'a> {
+//!     chart: &'a str,
+//!     after: i64,
+//!     dimensions: Vec<'a, &'a str>,
+//!     labels: Option<HashMap<'a, &'a str, &'a str>>,
+//!     #[serde(default)]
+//!     points: u32,
+//! }
+//!
+//! let body = br#"{"chart":"system.cpu","after":-600,"dimensions":["user","system"]}"#;
+//! let arena = OneWayAlloc::new();
+//! let mut json = serde_json::Deserializer::from_slice(body);
+//! let request: Request = arena.deserialize(&mut json).unwrap();
+//! json.end().unwrap(); // nothing after the value
+//! assert_eq!((request.chart, request.after), ("system.cpu", -600));
+//! assert_eq!(request.dimensions, ["user", "system"]);
+//! assert_eq!((request.labels, request.points), (None, 0));
+//! # }
+//! ```
+//!
+//! # Deserializing into the arena
+//!
+//! [`DeserializeIn<'a>`](DeserializeIn) is serde's `Deserialize` with the arena
+//! passed along: every string, vector, box and map of the value is allocated in the
+//! arena, so the value borrows the arena and the input can be dropped at once. With
+//! serde_json and a body without escaped strings, parsing a request makes no global
+//! allocation at all (serde_json's own scratch buffer is allocated, once per
+//! deserializer, for the first escaped string or unknown field whose value nests).
+//! Call it with [`OneWayAlloc::deserialize`](crate::OneWayAlloc::deserialize), or [`OneWayAlloc::seed`](crate::OneWayAlloc::seed) /
+//! [`ArenaSeed`] inside another `Deserialize` or `DeserializeSeed`.
+//!
+//! `#[derive(onewayalloc::DeserializeIn)]` (feature `derive`) takes structs (named,
+//! tuple, unit) and enums (unit, newtype, tuple and struct variants, externally tagged
+//! as serde's default). A struct's own lifetimes are the lifetimes of its arena data
+//! (`&'a str`, `Vec<'a, T>`): the derived impl is `DeserializeIn<'arena>` for every
+//! arena borrow that outlives them. Its type parameters must be `DeserializeIn`. It
+//! reads serde's own `#[serde(...)]` attributes, so one struct can derive both
+//! `Serialize` and `DeserializeIn`:
+//!
+//! | attribute | on | meaning, as serde's |
+//! |---|---|---|
+//! | `rename = "n"`, `rename(deserialize = "n")` | container, field, variant | the name in the input |
+//! | `rename_all = "camelCase"` (and serde's other rules) | container, variant | field or variant names |
+//! | `alias = "n"` | field, variant | another accepted name |
+//! | `default`, `default = "path"` | field, struct | a missing field's value (`Default`: the arena collections have none, they need the arena; make such a field an `Option`) |
+//! | `skip`, `skip_deserializing` | field, variant | never read; the field gets its default |
+//! | `deny_unknown_fields` | container | an unknown field is an error, not skipped |
+//! | `skip_serializing`, `skip_serializing_if`, `serialize_with` | field (the first and last on variants too) | serialization only: accepted, no effect here |
+//!
+//! Any other serde attribute (`flatten`, `tag`, `untagged`, `with`, `bound`, ...) is a
+//! compile error naming it. A missing `Option` field is `None`, as in serde; unknown
+//! fields are skipped unless `deny_unknown_fields`.
+//!
+//! **Untrusted input.** A length announced by the input (`size_hint`) reserves at most
+//! 1 MiB ahead (serde's cautious rule), and a reservation the arena refuses is
+//! skipped: only the elements that do come count. Every allocation goes through the
+//! arena's fallible calls: past [`set_limit`](crate::OneWayAlloc::set_limit) the
+//! deserializer returns its error "the arena's limit of N bytes is reached", never a
+//! panic or an abort. On any error, what was built so far is dropped exactly once and
+//! the arena goes on serving. (Elements of a `&[T]` or `&mut [T]` are never dropped,
+//! as with any value placed in the arena; prefer `Vec` for types with a destructor.)
+//!
+//! **The backing allocator.** `DeserializeIn` is implemented for arenas over `Global`,
+//! the backing allocator of [`OneWayAlloc::new`](crate::OneWayAlloc::new), of
+//! [`Pool`](crate::Pool) and of [`with_scratch`](crate::with_scratch): carrying
+//! `A` would add a parameter to the trait, the derive and every field type
+//! (`Vec<'a, T, A>`) for arenas that no request parser of this crate makes.
+//!
+//! # Serializing
 //!
 //! The feature implements `Serialize` for the arena [`String`] and turns on the
 //! `serde` features of allocator-api2 (0.2, and 0.4 with `allocator-api2-04`) and
@@ -27,9 +104,7 @@
 //! thumbv7em-none-eabihf` fails in serde's `std` build). hashbrown's and allocator-api2
 //! 0.4's serde support are `no_std`; the arena's own impls are too.
 //!
-//! Deserializing into the arena is not provided.
-//!
-//! # Examples
+//! ## Examples
 //! ```
 //! use onewayalloc::OneWayAlloc;
 //! use onewayalloc::collections as arena;
@@ -56,6 +131,10 @@
 //! );
 //! # }
 //! ```
+
+mod de;
+
+pub use de::{__private, ArenaSeed, DeserializeIn};
 
 use core::ops::Deref;
 

@@ -9,6 +9,7 @@
 //! - [`worker`]: a contender's allocator running queries and what it used;
 //! - [`timings`]: the columns of Netdata's table;
 //! - [`json`]: the context query's answer as JSON (the HTTP experiment's body);
+//! - [`parse_json`]: JSON parsed into the arena with the derive, against `std` types;
 //! - [`linear`]: the pre-faulted linear buffer, the speed-of-light reference;
 //! - [`compat`]: mimalloc and bump-scope as `allocator_api2` 0.2 allocators;
 //! - [`output`], [`chart`], [`progress`]: tables, the SVG chart, the progress bar.
@@ -22,6 +23,7 @@ pub mod contenders;
 pub mod json;
 pub mod linear;
 pub mod output;
+pub mod parse_json;
 pub mod progress;
 pub mod query;
 pub mod timings;

@@ -6,6 +6,7 @@
 //! cargo run --release -p onewayalloc-harness -- --quick         # the same, small, seconds
 //! cargo run --release -p onewayalloc-harness -- linked-list
 //! cargo run --release -p onewayalloc-harness -- reuse
+//! cargo run --release -p onewayalloc-harness -- parse-json    # and --bin parse-json-mimalloc
 //! cargo run --release -p onewayalloc-harness -- http             # over HTTP, ~3 min
 //! cargo run --release -p onewayalloc-harness -- http --quick     # seconds
 //! cargo run --release -p onewayalloc-harness -- instructions alloc_u8 1000 owa
@@ -49,6 +50,10 @@ enum Command {
     LinkedList(cmd::linked_list::Args),
     /// Allocator calls and page faults per query once the first query is done
     Reuse(cmd::reuse::Args),
+    /// JSON parsed into the arena with `#[derive(DeserializeIn)]`, against the same
+    /// struct in `std` types with `serde::Deserialize` (malloc; the binary
+    /// `parse-json-mimalloc` runs it on mimalloc)
+    ParseJson(cmd::parse_json::Args),
     /// One allocation op N times, for counting instructions under Callgrind
     /// (scripts/callgrind.sh)
     Instructions(cmd::instructions::Args),
@@ -68,6 +73,7 @@ fn main() {
         Some(Command::ContextQuery(args)) => cmd::context_query::run(&args),
         Some(Command::LinkedList(args)) => cmd::linked_list::run(&args),
         Some(Command::Reuse(args)) => cmd::reuse::run(&args),
+        Some(Command::ParseJson(args)) => cmd::parse_json::run(&args),
         Some(Command::Instructions(args)) => cmd::instructions::run(&args),
         Some(Command::Http(args)) => cmd::http::run(&args),
         Some(Command::HttpServer(args)) => cmd::http::serve(&args),

@@ -4,6 +4,7 @@ pub mod context_query;
 pub mod http;
 pub mod instructions;
 pub mod linked_list;
+pub mod parse_json;
 pub mod reuse;
 
 use clap::Arg;
