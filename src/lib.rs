@@ -161,9 +161,9 @@ pub mod collections;
 mod failure;
 pub mod guide;
 // In sanitizer mode only the header size is used.
+mod owned;
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
-mod owned;
 #[cfg(feature = "std")]
 mod pool;
 mod scope;

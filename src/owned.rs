@@ -354,12 +354,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     #[inline]
     pub(crate) unsafe fn run_all_drops(&self) {
         // SAFETY: the empty checkpoint is this list's start; the caller's guarantee.
-        unsafe {
-            self.run_drops_to(DropsCheckpoint {
-                head: None,
-                len: 0,
-            })
-        }
+        unsafe { self.run_drops_to(DropsCheckpoint { head: None, len: 0 }) }
     }
 
     /// Runs every registered destructor, most recent first, through a shared

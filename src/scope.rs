@@ -12,8 +12,8 @@ use core::ptr::NonNull;
 
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
-use crate::stats::{PageInfo, Stats};
 use crate::owned::DropsCheckpoint;
+use crate::stats::{PageInfo, Stats};
 use crate::{Checkpoint, OneWayAlloc};
 
 /// A handle to allocate from an arena for the lifetime `'s` of a scope, from

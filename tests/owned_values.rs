@@ -42,7 +42,11 @@ impl Noisy {
 
 impl Drop for Noisy {
     fn drop(&mut self) {
-        assert_eq!(self.name, format!("value {}", self.id), "dropped a bad value");
+        assert_eq!(
+            self.name,
+            format!("value {}", self.id),
+            "dropped a bad value"
+        );
         self.log.0.lock().unwrap().push(self.id);
     }
 }
