@@ -618,7 +618,9 @@ impl DerefMut for PooledArena<'_> {
 
 /// Returns the arena to its pool: reset, trimmed, then kept or dropped (see [what
 /// happens](Pool#what-happens-when-a-guard-drops)), also when the guard drops
-/// during a panic.
+/// during a panic. The reset drops the values placed with
+/// [`alloc_owned`](OneWayAlloc::alloc_owned); if one of their destructors panics,
+/// the others still run and the arena is dropped rather than kept.
 impl Drop for PooledArena<'_> {
     fn drop(&mut self) {
         // SAFETY: `drop` runs once, and `self.arena` is not used after this: the

@@ -22,6 +22,7 @@ pub mod contenders;
 pub mod json;
 pub mod linear;
 pub mod output;
+pub mod owned_value;
 pub mod progress;
 pub mod query;
 pub mod timings;
