@@ -64,7 +64,8 @@ unsafe fn drop_value<T>(record: NonNull<Record>) {
 /// The destructors waiting to run: the head of the record list and its length.
 ///
 /// Invariant: `head` is `None` or the most recent record of a list of `len`
-/// records, each in a live block of this arena whose value is initialized, linked
+/// records (while `run_to` runs, `len` may count records it popped already), each in
+/// a live block of this arena whose value is initialized, linked
 /// from the most recent to the oldest.
 pub(crate) struct DropList {
     head: Cell<Option<NonNull<Record>>>,
@@ -104,7 +105,9 @@ impl DropList {
         self.head.get() == checkpoint.head
     }
 
-    /// Pops records down to `to` and runs their destructors, most recent first.
+    /// Pops records down to `to` and runs their destructors, most recent first;
+    /// the length is set to `to`'s at the end (while the destructors run it still
+    /// counts the popped records: the loop keeps no count).
     /// A destructor may register more values (the C API's cleanups may): they are
     /// popped and run too. If a destructor panics, the rest still run while the
     /// panic unwinds, and the panic goes on afterwards.
@@ -137,9 +140,6 @@ impl DropList {
             // whose value is still initialized.
             let (next, drop_fn) = unsafe { ((*record.as_ptr()).next, (*record.as_ptr()).drop) };
             self.head.set(next);
-            // At least one record is in the list: no underflow (a list rebuilt by a
-            // destructor counts its own records).
-            self.len.set(self.len.get().saturating_sub(1));
             let rest = Rest { list: self, to };
             // SAFETY: `record` was just popped, so its value is dropped once, here;
             // the caller guarantees the value is not used again. `drop` is the
