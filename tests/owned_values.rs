@@ -3,6 +3,9 @@
 //! drop), panicking destructors, and values without drop glue. Runs in both modes
 //! (the page mode and `--features separate-blocks`), under Miri and ASan too.
 
+// With the `nightly` feature the `Allocator` trait is std's, still unstable.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
+
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
