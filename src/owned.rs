@@ -132,6 +132,9 @@ impl DropList {
                 unsafe { self.list.run_to(self.to) }
             }
         }
+        // One guard for the whole loop (not one per record): if a destructor
+        // panics, it runs the records still in the list.
+        let rest = Rest { list: self, to };
         while let Some(record) = self.head.get() {
             if Some(record) == to.head {
                 break;
@@ -140,13 +143,12 @@ impl DropList {
             // whose value is still initialized.
             let (next, drop_fn) = unsafe { ((*record.as_ptr()).next, (*record.as_ptr()).drop) };
             self.head.set(next);
-            let rest = Rest { list: self, to };
             // SAFETY: `record` was just popped, so its value is dropped once, here;
             // the caller guarantees the value is not used again. `drop` is the
             // `drop_value::<T>` of the `T` that `alloc_owned` placed after it.
             unsafe { drop_fn(record) };
-            mem::forget(rest);
         }
+        mem::forget(rest);
         self.len.set(to.len);
     }
 }
