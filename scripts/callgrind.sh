@@ -31,7 +31,9 @@ if [ "$#" -gt 0 ]; then
 else
     ops=(noop alloc_u8 alloc_u32 allocate_static allocate_hidden grow reset fill_iter_1k iter_1k)
 fi
-allocators=(owa bumpalo bump-scope)
+# ALLOCATORS="owa bumpalo bump-scope std-box typed-arena strings-only" for the
+# owned_string op, whose extra contenders run with it only.
+read -r -a allocators <<<"${ALLOCATORS:-owa bumpalo bump-scope}"
 small=1000
 large=101000
 
@@ -47,7 +49,11 @@ count() {
     echo "$ir"
 }
 
-printf '| op | onewayalloc | bumpalo | bump-scope |\n|---|---:|---:|---:|\n'
+printf '| op |'
+printf ' %s |' "${allocators[@]}"
+printf '\n|---|'
+printf -- '---:|%.0s' "${allocators[@]}"
+printf '\n'
 for op in "${ops[@]}"; do
     row="| \`$op\` |"
     for alloc in "${allocators[@]}"; do

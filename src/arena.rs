@@ -18,6 +18,7 @@ use allocator_api2::alloc::{AllocError, Allocator, Global};
 use crate::Core;
 use crate::arith::{Known, PAGE_ALIGN};
 use crate::failure::{Failure, infallible};
+use crate::owned::DropList;
 
 /// A single-threaded arena: Netdata's One Way Allocator.
 ///
@@ -27,8 +28,11 @@ use crate::failure::{Failure, infallible};
 /// constant time, and dropping the arena returns every page. `&OneWayAlloc`
 /// implements [`Allocator`], so `Vec`, `Box` and `hashbrown::HashMap` live in it.
 ///
-/// Values placed in the arena are never dropped by it: their memory is reclaimed
-/// wholesale at `reset` or drop, without running their destructors.
+/// Values placed with [`alloc`](Self::alloc) and the other calls are never dropped
+/// by it: their memory is reclaimed wholesale at `reset` or drop, without running
+/// their destructors. Values placed with [`alloc_owned`](Self::alloc_owned) are
+/// dropped by the arena, most recent first, at `reset`, at the end of their scope
+/// and at drop.
 ///
 /// # Examples
 ///
@@ -85,11 +89,15 @@ use crate::failure::{Failure, infallible};
 /// ```
 pub struct OneWayAlloc<A: Allocator = Global> {
     core: Core<A>,
+    /// The destructors of the values [`alloc_owned`](Self::alloc_owned) placed.
+    pub(crate) owned: DropList,
 }
 
 // SAFETY: the arena owns its pages outright (no other arena or handle refers to
 // them) and keeps no thread-local state, so moving it to another thread moves that
-// ownership with it; the backing allocator moves along, hence `A: Send`. It stays
+// ownership with it; the backing allocator moves along, hence `A: Send`. The values
+// whose destructors it runs (`alloc_owned`) are `Send` too, so they may be dropped
+// on the thread the arena moved to. It stays
 // `!Sync` (its `Cell`s make it so): `&OneWayAlloc` allocates through shared state.
 unsafe impl<A: Allocator + Send> Send for OneWayAlloc<A> {}
 
@@ -205,7 +213,10 @@ impl<A: Allocator> OneWayAlloc<A> {
     }
 
     fn create_in<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
-        Core::new(size_hint, backing).map(|core| OneWayAlloc { core })
+        Core::new(size_hint, backing).map(|core| OneWayAlloc {
+            core,
+            owned: DropList::new(),
+        })
     }
 
     /// The backing allocator the arena obtains its pages from.
@@ -592,6 +603,11 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// for a request. No page is freed and no memory is zeroed. Because `reset`
     /// takes `&mut self`, nothing allocated in the arena can be alive across it.
     ///
+    /// First it runs the destructors of the values placed with
+    /// [`alloc_owned`](Self::alloc_owned), most recent first (linear in their
+    /// number; one branch when there are none). If one panics, the others still
+    /// run, the arena is reset all the same, and the panic goes on afterwards.
+    ///
     /// # Examples
     /// ```
     /// let mut arena = onewayalloc::OneWayAlloc::new();
@@ -605,7 +621,28 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// ```
     #[inline]
     pub fn reset(&mut self) {
-        self.core.reset();
+        if self.owned.is_empty() {
+            self.core.reset();
+        } else {
+            self.reset_with_drops();
+        }
+    }
+
+    /// `reset` with destructors to run first; the reset happens also when one of
+    /// them panics.
+    #[cold]
+    #[inline(never)]
+    fn reset_with_drops(&mut self) {
+        struct ResetAfter<'a, A: Allocator>(&'a mut OneWayAlloc<A>);
+        impl<A: Allocator> Drop for ResetAfter<'_, A> {
+            fn drop(&mut self) {
+                self.0.core.reset();
+            }
+        }
+        let after = ResetAfter(self);
+        // SAFETY: `reset` holds `&mut self`: no value of the arena is alive, and
+        // none is used again (their blocks are reset right after).
+        unsafe { after.0.run_all_drops() }
     }
 
     // ----- Trim ---------------------------------------------------------------------
@@ -699,8 +736,10 @@ impl<A: Allocator> OneWayAlloc<A> {
     }
 }
 
-/// Dropping the arena is Netdata's `onewayalloc_destroy`: every page goes back to
-/// the backing allocator, the unused ones included. In the sanitizer mode, every
+/// Dropping the arena is Netdata's `onewayalloc_destroy`: the destructors of the
+/// values placed with [`alloc_owned`](OneWayAlloc::alloc_owned) run, most recent
+/// first, then every page goes back to the backing allocator, the unused ones
+/// included. In the sanitizer mode, every
 /// block still outstanding goes back (SPEC §1.7), so a leak checker finds nothing
 /// to report and a pointer kept past the drop is reported as a use-after-free.
 ///
@@ -711,9 +750,19 @@ impl<A: Allocator> OneWayAlloc<A> {
 /// ```
 impl<A: Allocator> Drop for OneWayAlloc<A> {
     fn drop(&mut self) {
-        // SAFETY: the arena is being dropped: nothing can use it, or any block of
-        // it (they all borrow it), afterwards.
-        unsafe { self.core.release_pages() }
+        /// Releases the pages also when a destructor panics.
+        struct ReleaseAfter<'a, A: Allocator>(&'a mut OneWayAlloc<A>);
+        impl<A: Allocator> Drop for ReleaseAfter<'_, A> {
+            fn drop(&mut self) {
+                // SAFETY: the arena is being dropped: nothing can use it, or any
+                // block of it (they all borrow it), afterwards.
+                unsafe { self.0.core.release_pages() }
+            }
+        }
+        let after = ReleaseAfter(self);
+        // SAFETY: the arena is being dropped: no value of it is alive or used
+        // again; the pages are released right after.
+        unsafe { after.0.run_all_drops() }
     }
 }
 

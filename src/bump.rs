@@ -491,6 +491,7 @@ impl<A: Allocator> BumpCore<A> {
             // Used bytes of distinct pages add up to at most `capacity`.
             used: self.used_before_current.get() + self.current_used(),
             page_allocations: self.page_allocations.get(),
+            pending_drops: 0,
         }
     }
 

@@ -57,8 +57,11 @@
 //!   so a queue or cache that frees in another order only grows until reset;
 //! - **sharing across threads**: the arena is `Send` but not `Sync`; use one arena
 //!   per worker (or `with_scratch`), and move results out before the reset;
-//! - **values that need their destructors run**: the arena reclaims memory without
-//!   dropping the values in it (an arena `Vec` or `Box` still drops its contents).
+//! - **values that need their destructors run**, placed with the plain calls: the
+//!   arena reclaims memory without dropping the values in it (an arena `Vec` or
+//!   `Box` still drops its contents). Place them with
+//!   [`alloc_owned`](OneWayAlloc::alloc_owned) instead, and the arena drops them at
+//!   `reset`, at the end of their scope and at drop.
 //!
 //! # How it works
 //!
@@ -161,6 +164,7 @@ pub mod collections;
 mod failure;
 pub mod guide;
 // In sanitizer mode only the header size is used.
+mod owned;
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
 #[cfg(feature = "std")]

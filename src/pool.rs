@@ -618,13 +618,17 @@ impl DerefMut for PooledArena<'_> {
 
 /// Returns the arena to its pool: reset, trimmed, then kept or dropped (see [what
 /// happens](Pool#what-happens-when-a-guard-drops)), also when the guard drops
-/// during a panic.
+/// during a panic. The reset drops the values placed with
+/// [`alloc_owned`](OneWayAlloc::alloc_owned); if one of their destructors panics,
+/// the others still run and the arena is dropped rather than kept.
 impl Drop for PooledArena<'_> {
     fn drop(&mut self) {
-        let reusable = self.pool.ready_for_reuse(&mut self.arena);
         // SAFETY: `drop` runs once, and `self.arena` is not used after this: the
-        // value is taken out exactly once.
-        let arena = unsafe { ManuallyDrop::take(&mut self.arena) };
+        // value is taken out exactly once. Taken before the reset, so that if a
+        // destructor of a value placed with `alloc_owned` panics, the arena is
+        // dropped (its pages freed) while the panic unwinds, not leaked.
+        let mut arena = unsafe { ManuallyDrop::take(&mut self.arena) };
+        let reusable = self.pool.ready_for_reuse(&mut arena);
         if reusable {
             self.pool.keep_idle(arena);
         }

@@ -12,6 +12,7 @@ use core::ptr::NonNull;
 
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
+use crate::owned::DropsCheckpoint;
 use crate::stats::{PageInfo, Stats};
 use crate::{Checkpoint, OneWayAlloc};
 
@@ -94,20 +95,36 @@ fn run_scope<A: Allocator, R>(
     struct Rollback<'a, A: Allocator> {
         arena: &'a OneWayAlloc<A>,
         checkpoint: Checkpoint,
+        drops: DropsCheckpoint,
     }
     impl<A: Allocator> Drop for Rollback<'_, A> {
         fn drop(&mut self) {
-            // SAFETY: the checkpoint is this arena's, taken just before `f` ran. No
-            // reset or trim happened since (both need `&mut` to the arena, which the
-            // caller holds exclusively). Every block allocated since was allocated
-            // through the `Scope<'s>` given to `f`, which is generic over `'s`: no
-            // such block (nor any collection using it) can outlive `f`.
-            unsafe { self.arena.core().restore(self.checkpoint) }
+            /// Restores the core also when a destructor panics.
+            struct Restore<'a, A: Allocator>(&'a OneWayAlloc<A>, Checkpoint);
+            impl<A: Allocator> Drop for Restore<'_, A> {
+                fn drop(&mut self) {
+                    // SAFETY: the checkpoint is this arena's, taken just before `f`
+                    // ran. No reset or trim happened since (both need `&mut` to the
+                    // arena, which the caller holds exclusively). Every block
+                    // allocated since was allocated through the `Scope<'s>` given
+                    // to `f`, which is generic over `'s`: no such block (nor any
+                    // collection using it) can outlive `f`.
+                    unsafe { self.0.core().restore(self.1) }
+                }
+            }
+            let restore = Restore(self.arena, self.checkpoint);
+            // SAFETY: the drops checkpoint was taken with the core's, with no reset
+            // since (as above); the values registered since were registered through
+            // the scope, so none outlives `f`. They run before their blocks are
+            // rolled back.
+            unsafe { self.arena.run_drops_to(self.drops) }
+            drop(restore);
         }
     }
     let _rollback = Rollback {
         arena,
         checkpoint: arena.core().checkpoint(),
+        drops: arena.drops_checkpoint(),
     };
     f(&mut Scope { arena })
 }
@@ -118,6 +135,10 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// unused pages, as after [`reset`](Self::reset). After the scope, `stats().used`
     /// is what it was before it, and running the same scope again takes no new page.
     /// If `f` panics, the arena is rolled back all the same.
+    ///
+    /// The values the scope placed with [`Scope::alloc_owned`] are dropped at its
+    /// end, most recent first, before the rollback; an enclosing scope's values
+    /// stay alive until that scope ends.
     ///
     /// # Examples
     /// ```
@@ -191,6 +212,23 @@ impl<'s, A: Allocator> Scope<'s, A> {
         /// arena.scope(|s| assert_eq!(*s.alloc(3u8), 3));
         /// ```
         fn alloc[T](value: T) -> &'s mut T;
+        /// [`OneWayAlloc::alloc_owned`] for the scope's lifetime: the value is
+        /// dropped at the end of this scope (most recent first), not at the end
+        /// of an enclosing one.
+        ///
+        /// ```
+        /// use std::sync::Arc;
+        /// let mut arena = onewayalloc::OneWayAlloc::new();
+        /// let token = Arc::new(());
+        /// arena.scope(|s| {
+        ///     s.alloc_owned(Arc::clone(&token));
+        ///     assert_eq!(Arc::strong_count(&token), 2);
+        /// });
+        /// assert_eq!(Arc::strong_count(&token), 1); // dropped at the scope's end
+        /// ```
+        fn alloc_owned[T: Send + 'static](value: T) -> &'s mut T;
+        /// [`OneWayAlloc::try_alloc_owned`] for the scope's lifetime.
+        fn try_alloc_owned[T: Send + 'static](value: T) -> Result<&'s mut T, AllocError>;
         /// [`OneWayAlloc::try_alloc`] for the scope's lifetime.
         fn try_alloc[T](value: T) -> Result<&'s mut T, AllocError>;
         /// [`OneWayAlloc::alloc_with`] for the scope's lifetime.

@@ -20,7 +20,8 @@ thread_local! {
 /// use), never the same one. The arenas, and so the most memory each ever needed,
 /// stay with the thread until it ends; call [`OneWayAlloc::trim`] inside `f` to give
 /// back what a rare large request left behind. If `f` panics, its arena is dropped
-/// instead of kept.
+/// instead of kept. Either way the values `f` placed with
+/// [`alloc_owned`](OneWayAlloc::alloc_owned) are dropped before the call returns.
 ///
 /// A [limit](OneWayAlloc::set_limit) set inside `f` applies to that call only: the
 /// arena goes back to the pool without it.

@@ -358,6 +358,7 @@ impl<A: Allocator> SeparateBlocks<A> {
             capacity: self.live_bytes.get(),
             used: self.live_bytes.get(),
             page_allocations: 0,
+            pending_drops: 0,
         }
     }
 

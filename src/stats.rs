@@ -32,6 +32,10 @@ pub struct Stats {
     /// Pages ever obtained from the backing allocator by this arena (it stops at
     /// `usize::MAX` rather than wrap).
     pub page_allocations: usize,
+    /// Values placed with [`alloc_owned`](OneWayAlloc::alloc_owned) whose
+    /// destructors wait to run (at the next reset, the end of their scope or the
+    /// arena's drop). Kept by the registration, not by the allocation fast path.
+    pub pending_drops: usize,
 }
 
 /// One page of an arena, from [`OneWayAlloc::pages`].
@@ -69,7 +73,10 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert_eq!(arena.stats().pages, 1);
     /// ```
     pub fn stats(&self) -> Stats {
-        self.core().stats()
+        Stats {
+            pending_drops: self.owned.len(),
+            ..self.core().stats()
+        }
     }
 
     /// The pages the arena holds, in list order: the used pages, then the current

@@ -137,6 +137,25 @@ void onewayalloc_reset(ONEWAYALLOC *owa);
 void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes);
 
 /*
+ * Registers cleanup(arg) to run when the arena's work ends: at the next
+ * onewayalloc_reset() (before any block is reused) or at onewayalloc_destroy(),
+ * most recent first, in both modes; each registration runs once. Use it for the
+ * resources a unit of work holds besides arena memory (a file, a lock, a malloc()
+ * block, a reference count). The record lives in the arena itself (32 bytes on
+ * 64-bit targets): nothing else is allocated. NULL owa or cleanup takes the fatal
+ * path.
+ *
+ * While it runs, a cleanup may allocate from the same arena (the block is valid
+ * until that reset or destroy completes, and freed with the rest in the sanitizer
+ * mode) and may call onewayalloc_add_cleanup() again: the cleanup it adds runs in
+ * the same reset or destroy, before the older ones still waiting. A cleanup must
+ * not call onewayalloc_reset() or onewayalloc_destroy() on its own arena, and must
+ * not return by longjmp() or a C++ exception. It runs on the thread that resets or
+ * destroys the arena.
+ */
+void onewayalloc_add_cleanup(ONEWAYALLOC *owa, void (*cleanup)(void *), void *arg);
+
+/*
  * Allocates `size` bytes, uninitialized, aligned to 16 bytes: the arena's
  * malloc(). A size of 0 returns a distinct block (served as a 1-byte request), so
  * every call returns a different pointer and onewayalloc_freez() accepts it in

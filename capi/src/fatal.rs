@@ -93,6 +93,8 @@ impl Write for Line {
 pub(crate) enum Reason {
     /// An allocating call got a NULL arena.
     NullArena,
+    /// `add_cleanup` got a NULL cleanup function.
+    NullCleanup,
     /// `strdupz` got a NULL string.
     NullString,
     /// `memdupz` or `doublesize` got a NULL source with bytes to copy.
@@ -117,6 +119,7 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::NullArena => f.write_str("NULL arena"),
+            Reason::NullCleanup => f.write_str("NULL cleanup"),
             Reason::NullString => f.write_str("NULL string"),
             Reason::NullSource => f.write_str("NULL source with bytes to copy"),
             Reason::Overflow(what) => write!(f, "{what} overflows size_t"),

@@ -226,6 +226,13 @@ pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
     entry(
         move |line| write!(line, "onewayalloc_destroy(owa={})", Ptr(owa)),
         || {
+            // SAFETY: the caller's guarantee: a live handle. The cleanups run
+            // through a shared reference first (see `onewayalloc_reset`).
+            if let Some(handle) = unsafe { handle(owa) } {
+                // SAFETY: the caller's guarantee: no block is used after destroy,
+                // and the arena is dropped right after.
+                unsafe { handle.arena.run_owned_drops() };
+            }
             if !owa.is_null() {
                 // SAFETY: the caller's guarantee: a live handle from
                 // `onewayalloc_create`, that is `Box::into_raw` of a `Handle`, given
@@ -261,7 +268,16 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
     entry(
         move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
         || {
-            // SAFETY: the caller's guarantee; C holds its blocks as raw pointers.
+            // SAFETY: the caller's guarantee. The cleanups run through a shared
+            // reference first, so that a cleanup may call back into the arena
+            // (allocate, add a cleanup) through its handle.
+            if let Some(handle) = unsafe { handle(owa) } {
+                // SAFETY: the caller's guarantee: no block is used after the reset,
+                // and the arena is reset right after.
+                unsafe { handle.arena.run_owned_drops() };
+            }
+            // SAFETY: the caller's guarantee; C holds its blocks as raw pointers,
+            // and the shared reference above is no longer used.
             if let Some(handle) = unsafe { handle_mut(owa) } {
                 handle.arena.reset();
                 handle.last.set(LastBlock::NONE);
@@ -304,6 +320,100 @@ pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usi
             if let Some(handle) = unsafe { handle_mut(owa) } {
                 handle.arena.trim(keep_bytes);
             }
+            Ok(())
+        },
+    )
+}
+
+/// The C type of a cleanup: `void (*)(void *arg)`.
+pub type CleanupFn = unsafe extern "C" fn(arg: *mut c_void);
+
+/// A cleanup the arena runs as the destructor of this value (the crate's
+/// `alloc_owned`): `cleanup(arg)`, once. `None` until registered, so that a
+/// registration that fails runs nothing.
+struct Cleanup {
+    cleanup: Option<CleanupFn>,
+    arg: *mut c_void,
+}
+
+// SAFETY: the arena runs the cleanup on the thread that resets or destroys it; the
+// header's contract (one thread at a time per arena, hand-overs synchronized)
+// makes `arg` the caller's to use there, as any block of the arena is.
+unsafe impl Send for Cleanup {}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(cleanup) = self.cleanup {
+            // SAFETY: the header's contract for cleanups: a C function that takes
+            // `arg` and does not unwind.
+            unsafe { cleanup(self.arg) }
+        }
+    }
+}
+
+/// Registers `cleanup(arg)` to run at the next `onewayalloc_reset` or at
+/// `onewayalloc_destroy`, most recent first, in both modes. The record lives in
+/// the arena (a block of 32 bytes on 64-bit targets). NULL `owa` or `cleanup` is
+/// fatal.
+///
+/// A cleanup may allocate from the same arena (the block is valid until the
+/// reset or destroy that runs the cleanup completes) and may add cleanups, which
+/// run in the same reset or destroy, before the older ones. It must not reset or
+/// destroy the arena.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal);
+/// `cleanup` a C function that does not unwind, called with `arg`.
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// use core::ffi::c_void;
+/// unsafe extern "C" fn count(arg: *mut c_void) {
+///     // SAFETY: `arg` is the `u32` registered below, alive until the destroy.
+///     unsafe { *arg.cast::<u32>() += 1 };
+/// }
+/// let mut runs = 0u32;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle; `runs` outlives the arena.
+/// unsafe {
+///     onewayalloc_add_cleanup(owa, Some(count), (&raw mut runs).cast());
+///     onewayalloc_reset(owa);
+///     onewayalloc_add_cleanup(owa, Some(count), (&raw mut runs).cast());
+///     onewayalloc_destroy(owa);
+/// }
+/// assert_eq!(runs, 2);
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_add_cleanup(
+    owa: *mut ONEWAYALLOC,
+    cleanup: Option<CleanupFn>,
+    arg: *mut c_void,
+) {
+    entry(
+        move |line| {
+            let function = cleanup.map_or(ptr::null(), |f| f as *const c_void);
+            write!(
+                line,
+                "onewayalloc_add_cleanup(owa={}, cleanup={}, arg={})",
+                Ptr(owa),
+                Ptr(function),
+                Ptr(arg)
+            )
+        },
+        || {
+            // SAFETY: the caller's guarantee.
+            let handle = unsafe { live(owa) }?;
+            let cleanup = cleanup.ok_or(Reason::NullCleanup)?;
+            // The record goes after the most recent C block, which then no longer
+            // ends at the cursor: a later `doublesize` of it copies (the arena's
+            // grow checks the cursor itself), so the record is never grown over.
+            let slot = handle
+                .arena
+                .try_alloc_owned(Cleanup { cleanup: None, arg })
+                .map_err(|_| Reason::Refused {
+                    bytes: size_of::<Cleanup>(),
+                })?;
+            slot.cleanup = Some(cleanup);
             Ok(())
         },
     )

@@ -126,11 +126,41 @@ fn seed_context_query_runs() {
     }
 }
 
+// ----- Cleanups (onewayalloc_add_cleanup) --------------------------------------------
+
+#[test]
+fn cleanups_run_most_recent_first_at_reset_and_destroy() {
+    assert_success(&run_program("cleanup.c", &[]));
+}
+
+#[test]
+fn fatal_add_cleanup_null_arena() {
+    expect_fatal_in(
+        "cleanup.c",
+        "null_owa",
+        "fatal: onewayalloc_add_cleanup(owa=NULL, cleanup={cleanup}, arg={arg}): NULL arena",
+    );
+}
+
+#[test]
+fn fatal_add_cleanup_null_cleanup() {
+    expect_fatal_in(
+        "cleanup.c",
+        "null_cleanup",
+        "fatal: onewayalloc_add_cleanup(owa={owa}, cleanup=NULL, arg={arg}): NULL cleanup",
+    );
+}
+
 // ----- The fatal paths ----------------------------------------------------------------
 
 /// Runs `fatal CASE`; returns the output and the `name=address` lines it printed.
 fn fatal_case(case: &str) -> (Output, HashMap<String, String>) {
-    let output = run_program("fatal.c", &[case]);
+    program_case("fatal.c", case)
+}
+
+/// Runs `PROGRAM CASE`; returns the output and the `name=address` lines it printed.
+fn program_case(program: &'static str, case: &str) -> (Output, HashMap<String, String>) {
+    let output = run_program(program, &[case]);
     let addresses = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| line.split_once('='))
@@ -151,7 +181,12 @@ fn fill(template: &str, addresses: &HashMap<String, String>) -> String {
 /// The case must end by `abort()` after writing exactly the line `template` (filled)
 /// once on stderr; returns the filled line and the output.
 fn expect_fatal(case: &str, template: &str) -> (String, Output) {
-    let (output, addresses) = fatal_case(case);
+    expect_fatal_in("fatal.c", case, template)
+}
+
+/// [`expect_fatal`] for a case of another program.
+fn expect_fatal_in(program: &'static str, case: &str, template: &str) -> (String, Output) {
+    let (output, addresses) = program_case(program, case);
     let line = fill(template, &addresses);
     assert!(!line.contains('{'), "unfilled {line} for {}", show(&output));
     assert_eq!(output.status.signal(), Some(SIGABRT), "{}", show(&output));

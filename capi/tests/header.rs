@@ -1,5 +1,5 @@
 //! The hand-written header against the libraries: its prototypes are Netdata's (and
-//! the two additions), every function it declares is exported by the static and the
+//! the additions), every function it declares is exported by the static and the
 //! shared library, and the shared library exports nothing else.
 
 mod common;
@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5) and the two additions,
+/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5) and the three additions,
 /// with single spaces.
-const PROTOTYPES: [&str; 14] = [
+const PROTOTYPES: [&str; 15] = [
     "ONEWAYALLOC *onewayalloc_create(size_t size_hint)",
     "void onewayalloc_destroy(ONEWAYALLOC *owa)",
     "void onewayalloc_reset(ONEWAYALLOC *owa)",
@@ -25,6 +25,7 @@ const PROTOTYPES: [&str; 14] = [
     "size_t onewayalloc_mul3_or_fatal(size_t nmemb1, size_t nmemb2, size_t size, const char *context)",
     "void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes)",
     "void onewayalloc_set_fatal_handler(void (*handler)(const char *message))",
+    "void onewayalloc_add_cleanup(ONEWAYALLOC *owa, void (*cleanup)(void *), void *arg)",
 ];
 
 /// The header's text without its comments.

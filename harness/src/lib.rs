@@ -23,6 +23,7 @@ pub mod contenders;
 pub mod json;
 pub mod linear;
 pub mod output;
+pub mod owned_value;
 pub mod parse_json;
 pub mod progress;
 pub mod query;

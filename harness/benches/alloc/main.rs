@@ -7,7 +7,7 @@
 //! ```
 //!
 //! One module per kind of work (`calls.rs`, `collections.rs`, `slice_from_iter.rs`,
-//! `reset.rs`), each with one generic body per measured operation; the contenders
+//! `reset.rs`, `owned.rs`), each with one generic body per measured operation; the contenders
 //! are in `contenders.rs`.
 //!
 //! Every group runs the same work on each contender and sets `Throughput::Elements`,
@@ -33,6 +33,9 @@
 //!   reset, by each arena's own calls (`alloc_slice_fill_iter`, `alloc_iter`, ...).
 //! - `reset`: a reset of an arena holding 1 page (chunk) and 10,000 pages. See
 //!   `reset.rs` for what is and is not measured.
+//! - `owned_values_1m`: 1,000,000 values holding a `String`, dropped by the arena
+//!   (`alloc_owned` then `reset`) or by hand (std, bumpalo and bump-scope boxes),
+//!   and typed-arena. See `owned.rs`.
 //!
 //! After criterion, when the `reset` group was measured, the binary prints the
 //! reset-after-use table. The contenders' ratios come from criterion's own results:
@@ -43,6 +46,7 @@
 mod calls;
 mod collections;
 mod contenders;
+mod owned;
 mod reset;
 mod slice_from_iter;
 
@@ -62,6 +66,7 @@ fn main() {
     collections::bench_hashmap_insert(&mut c);
     slice_from_iter::bench_slice_from_iter(&mut c);
     reset::bench_reset(&mut c);
+    owned::bench_owned_values(&mut c);
     c.final_summary();
     // The reset-after-use table goes with the reset benchmarks: it runs when
     // criterion measured them in this run, not under a filter that skips them nor

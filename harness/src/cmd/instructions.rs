@@ -33,6 +33,16 @@
 //!   every 512 slices (2 MiB), which adds a few hundredths of an instruction per
 //!   slice.
 //!
+//! - `owned_string`: a value holding a `String` (made by `String::from`, one
+//!   `malloc`) whose destructor runs: onewayalloc's `alloc_owned`, all N dropped by
+//!   one `reset` at the end; bumpalo's `boxed::Box::new_in` and bump-scope's
+//!   `BumpBox` (from `Bump::alloc`) kept in a `Vec` and dropped by hand, then the
+//!   arena reset; and, with this op only, `std-box` (`Box::new` kept in a `Vec`,
+//!   then dropped), `typed-arena` (`Arena::alloc`, then the arena dropped) and
+//!   `strings-only` (the `String`s alone in a `Vec`: the cost every contender pays
+//!   for making and freeing them, to subtract). The arenas start with room for
+//!   every value (the `Vec`s too), so the figure is registering plus dropping.
+//!
 //! Every arena is created large enough (4 MiB) that no op ever leaves its first
 //! page or chunk: the figures are the fast paths.
 //!
@@ -48,6 +58,7 @@ use std::ptr::NonNull;
 use clap::ValueEnum;
 use onewayalloc::allocator_api2::alloc::Allocator;
 use onewayalloc_harness::compat;
+use onewayalloc_harness::owned_value::value;
 
 /// Bytes every arena starts with: more than any op consumes for N = 101,000.
 const ARENA_BYTES: usize = 4 << 20;
@@ -89,6 +100,8 @@ enum Op {
     /// A slice of 1,000 `u32` through the calls for any iterator
     #[value(name = "iter_1k")]
     Iter1k,
+    /// A value holding a `String`, dropped by the arena or by hand
+    OwnedString,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -96,11 +109,21 @@ enum Which {
     Owa,
     Bumpalo,
     BumpScope,
+    /// `Box::new` (with `owned_string` only)
+    StdBox,
+    /// typed-arena's `Arena` (with `owned_string` only)
+    TypedArena,
+    /// The `String`s alone (with `owned_string` only)
+    StringsOnly,
     All,
 }
 
 pub fn run(args: &Args) {
     let (op, n) = (args.op, args.n);
+    if op == Op::OwnedString {
+        owned_string(args.allocator, n);
+        return;
+    }
     let all = args.allocator == Which::All;
     if all || args.allocator == Which::Owa {
         run_on::<onewayalloc::OneWayAlloc>(op, n);
@@ -344,4 +367,54 @@ fn grow<A: Allocator>(a: &A, n: usize) {
 
 fn first_block<A: Allocator>(a: &A, layout: Layout) -> NonNull<u8> {
     a.allocate(layout).expect("allocation failed").cast()
+}
+
+/// Bytes the arenas start with for `owned_string`: every value of N = 101,000 fits.
+const OWNED_BYTES: usize = 16 << 20;
+
+/// Runs `make(i)` for `i` in `0..n`, keeping each result in a `Vec` (made with
+/// room for all), then drops them all: the by-hand contenders of `owned_string`.
+#[inline(always)]
+fn keep_then_drop<T>(n: usize, mut make: impl FnMut(usize) -> T) {
+    let mut kept = Vec::with_capacity(n);
+    for i in 0..n {
+        kept.push(black_box(make(i)));
+    }
+    drop(kept);
+}
+
+/// The `owned_string` op on `which` (see the module's doc).
+fn owned_string(which: Which, n: usize) {
+    let all = which == Which::All;
+    if all || which == Which::Owa {
+        let mut arena = onewayalloc::OneWayAlloc::with_size_hint(OWNED_BYTES);
+        for i in 0..n {
+            black_box(&arena.alloc_owned(value(i)).id);
+        }
+        arena.reset();
+        assert_eq!(arena.stats().pages, 1);
+    }
+    if all || which == Which::Bumpalo {
+        let mut bump = bumpalo::Bump::with_capacity(OWNED_BYTES);
+        keep_then_drop(n, |i| bumpalo::boxed::Box::new_in(value(i), &bump));
+        bump.reset();
+    }
+    if all || which == Which::BumpScope {
+        let mut bump: bump_scope::Bump = bump_scope::Bump::with_size(OWNED_BYTES);
+        keep_then_drop(n, |i| bump.alloc(value(i)));
+        bump.reset_to_start();
+    }
+    if all || which == Which::StdBox {
+        keep_then_drop(n, |i| Box::new(value(i)));
+    }
+    if all || which == Which::TypedArena {
+        let arena = typed_arena::Arena::with_capacity(n);
+        for i in 0..n {
+            black_box(&arena.alloc(value(i)).id);
+        }
+        drop(arena);
+    }
+    if all || which == Which::StringsOnly {
+        keep_then_drop(n, |i| value(i).name);
+    }
 }
