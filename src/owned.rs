@@ -215,16 +215,16 @@ impl<A: Allocator> OneWayAlloc<A> {
     ///
     /// ```
     /// use std::sync::OnceLock;
-    /// struct Node<'a> { name: String, peer: OnceLock<&'a Node<'a>> }
+    /// struct Node<'a> { name: &'static str, peer: OnceLock<&'a Node<'a>> }
     /// impl Drop for Node<'_> {
     ///     fn drop(&mut self) {
     ///         if let Some(peer) = self.peer.get() { println!("{}", peer.name) }
     ///     }
     /// }
     /// let arena = onewayalloc::OneWayAlloc::new();
-    /// let a = arena.alloc(Node { name: "a".into(), peer: OnceLock::new() });
-    /// let b = arena.alloc(Node { name: "b".into(), peer: OnceLock::new() });
-    /// let _ = a.peer.set(b); // fine: `alloc` never drops them (their Strings leak)
+    /// let a = arena.alloc(Node { name: "a", peer: OnceLock::new() });
+    /// let b = arena.alloc(Node { name: "b", peer: OnceLock::new() });
+    /// let _ = a.peer.set(b); // fine: `alloc` never drops them
     /// ```
     ///
     /// And without `Send`: the arena is `Send` (a pool guard moves between
