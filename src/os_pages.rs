@@ -377,7 +377,16 @@ mod linux {
                     return Some(block);
                 }
             }
-            let run = Self::map_run(run_size(layout.size(), align)?, self.head.get())?;
+            let size = run_size(layout.size(), align)?;
+            let run = match cache::take(size) {
+                Some(mut run) => {
+                    // SAFETY: a cached run is a live mapping with its record, owned by
+                    // nobody else now that it left the cache.
+                    unsafe { run.as_mut().next = self.head.get() };
+                    run
+                }
+                None => Self::map_run(size, self.head.get())?,
+            };
             self.head.set(Some(run));
             Self::carve_from(run, layout.size(), align)
         }
@@ -473,7 +482,8 @@ mod linux {
             }
         }
 
-        /// Unlinks and unmaps `run`, which holds no live block.
+        /// Unlinks `run`, which holds no live block, and unmaps it, or (as the arena
+        /// is dropped) keeps it in the process's cache of runs for the next arena.
         fn unmap(&self, run: NonNull<Run>) {
             // SAFETY: `run` is in the list: mapped and initialized.
             let (next, base, size) = unsafe {
@@ -493,6 +503,9 @@ mod linux {
                     }
                     before = record.next;
                 }
+            }
+            if self.releasing.get() && cache::keep(run).is_ok() {
+                return;
             }
             // SAFETY: the run is unlinked and holds no live block: nothing refers to
             // the mapping any more.
@@ -527,6 +540,59 @@ mod linux {
 
         pub(in crate::os_pages) fn releasing_all(&self) {
             self.releasing.set(true);
+        }
+    }
+
+    /// The runs of dropped arenas, kept mapped (their memory resident, huge pages
+    /// included) for the arenas created next, as malloc keeps freed memory: Netdata's
+    /// pattern of an arena per query then faults nothing after the first query. At
+    /// most [`CACHED_RUNS`] runs of the standard size are kept; a run is taken back
+    /// whole by the next arena that needs a large page.
+    mod cache {
+        use core::ptr::NonNull;
+        use std::sync::Mutex;
+        use std::vec::Vec;
+
+        use super::super::{RESERVATION, Run, runs::RUN_HEADER};
+
+        /// How many runs the process keeps at most: 4 (up to 256 MiB of address
+        /// space, resident as far as the dropped arenas had touched it).
+        pub(in crate::os_pages) const CACHED_RUNS: usize = 4;
+
+        struct Cached(NonNull<Run>);
+        // SAFETY: a cached run belongs to no arena: the cache owns the mapping, and
+        // whoever takes it out owns it alone (the mutex hands each run out once).
+        unsafe impl Send for Cached {}
+
+        static RUNS: Mutex<Vec<Cached>> = Mutex::new(Vec::new());
+
+        /// Keeps `run` (unlinked, no live block) if the cache has room and the run is
+        /// of the standard size; else gives it back to be unmapped.
+        pub(in crate::os_pages) fn keep(mut run: NonNull<Run>) -> Result<(), NonNull<Run>> {
+            // SAFETY: the caller owns the run: mapped, its record initialized.
+            let record = unsafe { run.as_mut() };
+            if record.size != RESERVATION {
+                return Err(run);
+            }
+            let Ok(mut runs) = RUNS.lock() else {
+                return Err(run);
+            };
+            if runs.len() >= CACHED_RUNS || runs.try_reserve(1).is_err() {
+                return Err(run);
+            }
+            record.next = None;
+            record.carved = RUN_HEADER;
+            record.live = 0;
+            runs.push(Cached(run));
+            Ok(())
+        }
+
+        /// A cached run if `size` is the standard size and one is kept.
+        pub(in crate::os_pages) fn take(size: usize) -> Option<NonNull<Run>> {
+            if size != RESERVATION {
+                return None;
+            }
+            RUNS.lock().ok()?.pop().map(|cached| cached.0)
         }
     }
 

@@ -44,15 +44,22 @@ fn big_blocks(arena: &OneWayAlloc, n: usize) -> Vec<usize> {
         .collect()
 }
 
+/// One test function, so that no other test of this binary takes or fills the
+/// process's cache of runs meanwhile.
 #[test]
-fn the_large_pages_of_new_are_carved_one_after_the_other() {
+fn large_pages_come_from_runs_that_trim_returns_and_later_arenas_reuse() {
     if SEPARATE_BLOCKS {
         return; // every block is its own allocation in the sanitizer mode
     }
+    the_large_pages_of_new_are_carved_one_after_the_other();
+    trim_gives_the_memory_of_large_pages_back_at_once();
+    a_dropped_arena_leaves_its_run_to_the_next_arena_and_the_cache_is_bounded();
+}
+
+fn the_large_pages_of_new_are_carved_one_after_the_other() {
     let arena = OneWayAlloc::new();
     let blocks = big_blocks(&arena, 6);
     assert_eq!(arena.stats().page_allocations, 10);
-    assert_eq!(arena.stats().pages, 10);
     for pair in blocks.windows(2) {
         assert_eq!(
             pair[1] - pair[0],
@@ -64,11 +71,7 @@ fn the_large_pages_of_new_are_carved_one_after_the_other() {
     assert_eq!((blocks[0] - PAGE_HEADER_SIZE) % (2 * MIB), OS_PAGE);
 }
 
-#[test]
-fn trim_gives_the_memory_of_large_pages_back_and_drop_unmaps_their_run() {
-    if SEPARATE_BLOCKS {
-        return;
-    }
+fn trim_gives_the_memory_of_large_pages_back_at_once() {
     let mut arena = OneWayAlloc::new();
     let blocks = big_blocks(&arena, 4);
     assert!(blocks.iter().all(|&b| resident(b) == Some(true)));
@@ -90,8 +93,27 @@ fn trim_gives_the_memory_of_large_pages_back_and_drop_unmaps_their_run() {
     assert_eq!(again[0], blocks[0]);
     assert_eq!(again[1], blocks[3]);
     assert_eq!(arena.stats().page_allocations, 8 + 3);
-    drop(arena);
+    // Every large page trimmed: the run goes back to the OS, not to the cache.
+    arena.reset();
+    arena.trim(0);
     for &b in blocks.iter().chain(&again) {
-        assert_eq!(resident(b), None, "the run is still mapped after drop");
+        assert_eq!(resident(b), None, "the run is still mapped after trim(0)");
     }
+}
+
+fn a_dropped_arena_leaves_its_run_to_the_next_arena_and_the_cache_is_bounded() {
+    let first = OneWayAlloc::new();
+    let blocks = big_blocks(&first, 2);
+    drop(first);
+    // Kept mapped and resident for the next arena, which carves the same pages.
+    assert_eq!(resident(blocks[0]), Some(true));
+    let second = OneWayAlloc::new();
+    assert_eq!(big_blocks(&second, 2), blocks);
+    drop(second);
+    // Six arenas alive at once hold six runs; dropped, at most four stay mapped.
+    let arenas: Vec<OneWayAlloc> = (0..6).map(|_| OneWayAlloc::new()).collect();
+    let firsts: Vec<usize> = arenas.iter().map(|a| big_blocks(a, 1)[0]).collect();
+    drop(arenas);
+    let mapped = firsts.iter().filter(|&&b| resident(b).is_some()).count();
+    assert!((1..=4).contains(&mapped), "{mapped} of 6 runs still mapped");
 }
