@@ -113,7 +113,10 @@ impl OneWayAlloc {
     /// touches its memory through 2 MiB pages (fewer TLB misses and page faults:
     /// Netdata's context query runs faster, see `docs/PERFORMANCE.md`). Address
     /// space costs nothing until touched; [`trim`](Self::trim) returns the memory
-    /// of the pages it frees to the OS at once, and drop unmaps the runs. The first
+    /// of the pages it frees to the OS at once. Drop keeps up to 4 runs in a
+    /// process-wide cache for the arenas created next (as malloc keeps freed
+    /// memory, so an arena per query faults nothing after the first) and unmaps the
+    /// others. The first
     /// pages (64 to 512 KiB) stay with the global allocator, so a small arena costs
     /// no system call. [`new_in(Global)`](Self::new_in) obtains every page from the
     /// global allocator instead; other platforms, Miri and the sanitizer mode always

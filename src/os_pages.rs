@@ -12,7 +12,8 @@
 //! pages share 2 MiB huge pages. Address space costs nothing until it is touched
 //! (`MAP_NORESERVE`); memory returned by [`OneWayAlloc::trim`](crate::OneWayAlloc::trim)
 //! goes back to the OS at once (`MADV_DONTNEED`), and a run is unmapped when its last
-//! page is returned.
+//! page is returned, except that a dropped arena's runs go to a process-wide cache of
+//! at most 4 runs for the next arenas (`cache`).
 //!
 //! Small pages stay with the global allocator: a fresh arena for a small request
 //! then costs no system call, and malloc reuses the memory of earlier arenas.
