@@ -105,6 +105,24 @@ impl OneWayAlloc {
     /// Creates an arena whose first page is 64 KiB (rounded up to the OS page size),
     /// obtained from the global allocator.
     ///
+    /// **Where the pages come from.** On 64-bit Linux the pages of 1 MiB and more
+    /// (the fifth page on, and pages for large blocks) come from the OS instead: the
+    /// arena maps address space in runs of 64 MiB aligned to 2 MiB, asks for
+    /// transparent huge pages on them (`madvise(MADV_HUGEPAGE)`), and carves its
+    /// large pages out of a run one after the other, so an arena that has grown
+    /// touches its memory through 2 MiB pages (fewer TLB misses and page faults:
+    /// Netdata's context query runs faster, see `docs/PERFORMANCE.md`). Address
+    /// space costs nothing until touched; [`trim`](Self::trim) returns the memory
+    /// of the pages it frees to the OS at once. Drop keeps up to 4 runs in a
+    /// process-wide cache for the arenas created next (as malloc keeps freed
+    /// memory, so an arena per query faults nothing after the first) and unmaps the
+    /// others. The first
+    /// pages (64 to 512 KiB) stay with the global allocator, so a small arena costs
+    /// no system call. [`new_in(Global)`](Self::new_in) obtains every page from the
+    /// global allocator instead; other platforms, Miri and the sanitizer mode always
+    /// do. The same holds for [`with_size_hint`](Self::with_size_hint) and
+    /// [`try_with_size_hint`](Self::try_with_size_hint).
+    ///
     /// # Panics
     /// Calls [`handle_alloc_error`](allocator_api2::alloc::handle_alloc_error) if the
     /// first page cannot be obtained, like the standard collections.
@@ -115,7 +133,7 @@ impl OneWayAlloc {
     /// assert_eq!(arena.stats().capacity, 64 * 1024);
     /// ```
     pub fn new() -> Self {
-        Self::new_in(Global)
+        Self::with_size_hint(0)
     }
 
     /// Creates an arena whose first page fits `size_hint` bytes of 16-byte-aligned
@@ -133,7 +151,7 @@ impl OneWayAlloc {
     /// assert_eq!(arena.stats().pages, 1);
     /// ```
     pub fn with_size_hint(size_hint: usize) -> Self {
-        Self::with_size_hint_in(size_hint, Global)
+        infallible(Self::create_in(size_hint, Global, true))
     }
 
     /// Like [`with_size_hint`](Self::with_size_hint), returning an error instead.
@@ -148,7 +166,7 @@ impl OneWayAlloc {
     /// assert!(OneWayAlloc::try_with_size_hint(usize::MAX).is_err());
     /// ```
     pub fn try_with_size_hint(size_hint: usize) -> Result<Self, AllocError> {
-        Self::try_with_size_hint_in(size_hint, Global)
+        Self::create_in(size_hint, Global, true)
     }
 }
 
@@ -192,7 +210,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert!(arena.stats().capacity >= 200_000);
     /// ```
     pub fn with_size_hint_in(size_hint: usize, backing: A) -> Self {
-        infallible(Self::create_in(size_hint, backing))
+        infallible(Self::create_in(size_hint, backing, false))
     }
 
     /// Like [`with_size_hint_in`](Self::with_size_hint_in), returning an error instead.
@@ -209,11 +227,13 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Ok::<(), onewayalloc::AllocError>(())
     /// ```
     pub fn try_with_size_hint_in(size_hint: usize, backing: A) -> Result<Self, AllocError> {
-        Self::create_in(size_hint, backing)
+        Self::create_in(size_hint, backing, false)
     }
 
-    fn create_in<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
-        Core::new(size_hint, backing).map(|core| OneWayAlloc {
+    /// An arena on `backing`; with `os_pages`, its large pages come from the OS
+    /// where the platform allows (see [`OneWayAlloc::new`]).
+    fn create_in<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
+        Core::new(size_hint, backing, os_pages).map(|core| OneWayAlloc {
             core,
             owned: DropList::new(),
         })

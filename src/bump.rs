@@ -20,6 +20,7 @@ use allocator_api2::alloc::Allocator;
 
 use crate::arith::{self, Known, Limit, dangling};
 use crate::failure::Failure;
+use crate::os_pages::PageSource;
 use crate::page::{Choice, Page};
 use crate::stats::{PageInfo, Stats};
 
@@ -50,7 +51,9 @@ pub(crate) struct BumpCore<A: Allocator> {
     page_allocations: Cell<usize>,
     /// The most `capacity` may reach.
     limit: Limit,
-    backing: A,
+    /// The backing allocator, and the OS page source beside it for the arenas of
+    /// `OneWayAlloc::new()` (see [`crate::os_pages`]).
+    backing: PageSource<A>,
 }
 
 /// A saved position of the arena (see [`BumpCore::restore`]).
@@ -62,10 +65,13 @@ pub(crate) struct Checkpoint {
 }
 
 impl<A: Allocator> BumpCore<A> {
-    /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`.
-    pub(crate) fn new<E: Failure>(size_hint: usize, backing: A) -> Result<Self, E> {
+    /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`,
+    /// or with `os_pages` from the page source of [`crate::os_pages`] (`backing` for
+    /// the small pages, the OS for the large ones, where the platform allows).
+    pub(crate) fn new<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
         let layout =
             arith::first_page_layout(size_hint, arith::os_page()).ok_or_else(E::overflow)?;
+        let backing = PageSource::new(backing, os_pages);
         let block = backing.allocate(layout).map_err(|_| E::refused(layout))?;
         // SAFETY: `block` was just obtained from `backing` with `layout`, which is at
         // least 64 KiB and aligned to the OS page (>= the header's alignment).
@@ -86,7 +92,7 @@ impl<A: Allocator> BumpCore<A> {
 
     /// The backing allocator.
     pub(crate) fn backing(&self) -> &A {
-        &self.backing
+        &self.backing.backing
     }
 
     /// Allocates a block for `layout`: the path behind every allocating call.
@@ -458,6 +464,7 @@ impl<A: Allocator> BumpCore<A> {
     /// Called once, as the arena is dropped: neither the core nor any block of it
     /// may be used afterwards.
     pub(crate) unsafe fn release_pages(&mut self) {
+        self.backing.releasing_all();
         let mut next = Some(self.first);
         while let Some(page) = next {
             next = page.next();
@@ -571,7 +578,7 @@ mod tests {
     /// a fast path that refuses too much.)
     #[test]
     fn bump_serves_up_to_the_page_end_in_every_form() {
-        let mut core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let mut core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
         let requests = [
             (1, 1),
             (8, 8),
@@ -621,7 +628,7 @@ mod tests {
     /// than the block's, and ends by the page end.
     #[test]
     fn only_the_most_recent_block_rolls_back_or_grows_in_place() {
-        let core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
         // Alignments spelled out: a u64 is 4-aligned on some 32-bit targets.
         let word = Layout::from_size_align(8, 8).unwrap();
         let older = core.bump(word, Known::TYPE).unwrap();

@@ -164,6 +164,8 @@ pub mod collections;
 mod failure;
 pub mod guide;
 // In sanitizer mode only the header size is used.
+#[cfg(not(onewayalloc_separate_blocks))]
+mod os_pages;
 mod owned;
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
