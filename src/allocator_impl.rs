@@ -42,8 +42,9 @@ impl<A: Allocator> OneWayAlloc<A> {
     }
 
     /// `Allocator::grow`: extends the most recent block in place when the current
-    /// page has room (an inline check, then the general path out of line); otherwise
-    /// allocates and copies.
+    /// page has room, and moves any other block to a fresh block bumped from the
+    /// current page (both inline); otherwise takes the general path out of line,
+    /// which selects a page (for the most recent block by the growing-buffer rule).
     ///
     /// # Safety
     /// The trait's contract: `ptr` is a live block of this arena with `old_layout`,
@@ -58,7 +59,7 @@ impl<A: Allocator> OneWayAlloc<A> {
         #[cfg(not(onewayalloc_separate_blocks))]
         {
             // SAFETY: forwarded from the caller.
-            let grown = unsafe { self.core().grow_in_place(ptr, old_layout, new_layout) };
+            let grown = unsafe { self.core().grow_inline(ptr, old_layout, new_layout) };
             if let Some(block) = grown {
                 return Ok(NonNull::slice_from_raw_parts(block, new_layout.size()));
             }

@@ -297,16 +297,18 @@ impl<A: Allocator> BumpCore<A> {
         }
     }
 
-    /// Grows the most recent block in place: the inline part of `grow`. `None` when
-    /// `block` is not the most recent block (an empty block at the cursor is), when
-    /// `new` asks a larger alignment than `old`, or when the current page has no
-    /// room; the caller then takes [`Self::resize`].
+    /// The inline part of `grow`: the most recent block (an empty block at the
+    /// cursor is) grows in place, keeping its start; any other block moves to a
+    /// fresh block bumped from the current page ([`Self::move_older`]). `None` when
+    /// `new` asks a larger alignment than `old`, when an older block keeps its size,
+    /// or when the current page has no room; the caller then takes [`Self::resize`], which moves the most recent
+    /// block by the growing-buffer rule and any other like a new request.
     ///
     /// # Safety
     /// `block` must have been allocated by this arena with `old` and still be live,
     /// and `new.size() >= old.size()` (the contract of `Allocator::grow`).
     #[inline(always)]
-    pub(crate) unsafe fn grow_in_place(
+    pub(crate) unsafe fn grow_inline(
         &self,
         block: NonNull<u8>,
         old: Layout,
@@ -318,7 +320,10 @@ impl<A: Allocator> BumpCore<A> {
         if new.align() > old.align() {
             return None;
         }
-        let start = self.last_block(block, old.size())?;
+        let Some(start) = self.last_block(block, old.size()) else {
+            // SAFETY: forwarded from the caller; `block` is not the most recent block.
+            return unsafe { self.move_older(block, old, new) };
+        };
         // `start <= cursor <= end`: no underflow.
         if new.size() > self.end.get() - start.addr().get() {
             return None;
@@ -330,9 +335,50 @@ impl<A: Allocator> BumpCore<A> {
         Some(start)
     }
 
+    /// Grows a block that is *not* the most recent one (the other half of
+    /// [`grow_inline`](Self::grow_inline)). Such a block cannot grow where it is,
+    /// so it moves like a new request (SPEC §1.3): a fresh block bumped from the
+    /// current page by the fast path, and a copy of its `old.size()` bytes. `None`
+    /// for a "growth" to the same size (`resize` keeps the block) and
+    /// when the current page has no room; the caller then takes [`Self::resize`],
+    /// whose slow path selects a page, as for any request.
+    ///
+    /// Many small vectors growing side by side (a map of vectors) take this path at
+    /// almost every growth: inline, it costs a bump and a `memcpy` call, without the
+    /// call into `resize` and its second test of the block.
+    ///
+    /// # Safety
+    /// `block` must have been allocated by this arena with `old`, still be live and
+    /// not be the most recent block; `new.size() >= old.size()` and `new.align() <=
+    /// old.align()`.
+    #[inline(always)]
+    unsafe fn move_older(
+        &self,
+        block: NonNull<u8>,
+        old: Layout,
+        new: Layout,
+    ) -> Option<NonNull<u8>> {
+        // Under Miri, alignments above MIN_PAGE_ALIGN take the slow path (see
+        // `alloc`); the test is compiled out of native builds.
+        if cfg!(miri) && miri_over_aligned(new) {
+            return None;
+        }
+        // Grown to the same size: `resize` keeps it where it is (or, at size zero,
+        // hands out a dangling pointer).
+        if new.size() == old.size() {
+            return None;
+        }
+        let moved = self.bump(new, Known::NOTHING)?;
+        // SAFETY: `moved` is a fresh block of `new.size() >= old.size()` bytes, and
+        // `block` is live with `old.size()` bytes (caller's guarantee); a fresh block
+        // never overlaps a live one.
+        unsafe { ptr::copy_nonoverlapping(block.as_ptr(), moved.as_ptr(), old.size()) };
+        Some(moved)
+    }
+
     /// The bytes the most recent block, `block` of `size` bytes, can grow by in
     /// place: the free room after it in the current page (what
-    /// [`grow_in_place`](Self::grow_in_place) accepts). `None` when `block` is not
+    /// [`grow_inline`](Self::grow_inline) accepts for it). `None` when `block` is not
     /// the most recent block (an empty block at the cursor is).
     #[inline]
     pub(crate) fn room_after_last(&self, block: NonNull<u8>, size: usize) -> Option<usize> {
@@ -625,7 +671,8 @@ mod tests {
 
     /// Only the most recent block (an empty one at the cursor included) rolls back
     /// or grows in place; growth keeps the block's start, needs no larger alignment
-    /// than the block's, and ends by the page end.
+    /// than the block's, and ends by the page end. (An older block moves: see the
+    /// next test.)
     #[test]
     fn only_the_most_recent_block_rolls_back_or_grows_in_place() {
         let core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
@@ -640,25 +687,20 @@ mod tests {
             core.dealloc(older, word);
             assert_eq!(addr_of(&core), after, "an older block rolled back");
             let twice = Layout::from_size_align(16, 8).unwrap();
-            assert_eq!(
-                core.grow_in_place(older, word, twice),
-                None,
-                "an older block grew"
-            );
             // A larger alignment than the block's moves it, even at the cursor.
             let wider = Layout::from_size_align(16, 16).unwrap();
-            assert_eq!(core.grow_in_place(recent, word, wider), None);
+            assert_eq!(core.grow_inline(recent, word, wider), None);
             assert_eq!(addr_of(&core), after);
             // The most recent block grows in place, up to the page end exactly.
-            assert_eq!(core.grow_in_place(recent, word, twice), Some(recent));
+            assert_eq!(core.grow_inline(recent, word, twice), Some(recent));
             assert_eq!(addr_of(&core), recent.addr().get() + 16);
             let room = core.end.get() - recent.addr().get();
             let full = Layout::from_size_align(room, 8).unwrap();
-            assert_eq!(core.grow_in_place(recent, twice, full), Some(recent));
+            assert_eq!(core.grow_inline(recent, twice, full), Some(recent));
             assert_eq!(addr_of(&core), core.end.get());
             let past = Layout::from_size_align(room + 1, 8).unwrap();
             assert_eq!(
-                core.grow_in_place(recent, full, past),
+                core.grow_inline(recent, full, past),
                 None,
                 "grew past the page end"
             );
@@ -669,10 +711,52 @@ mod tests {
             // An empty block at the cursor is the most recent block.
             let nothing = Layout::from_size_align(0, 8).unwrap();
             let empty = core.bump(nothing, Known::TYPE).unwrap();
-            assert_eq!(core.grow_in_place(empty, nothing, word), Some(empty));
+            assert_eq!(core.grow_inline(empty, nothing, word), Some(empty));
             assert_eq!(addr_of(&core), empty.addr().get() + 8);
             core.dealloc(empty, word);
             assert_eq!(addr_of(&core), empty.addr().get());
+            let mut core = core;
+            core.release_pages();
+        }
+    }
+    /// An older block grows by moving: to a fresh block bumped at the cursor (rounded
+    /// up to the new alignment), with its bytes copied and the old block left where it
+    /// is; when the current page has no room, the new alignment is larger than the
+    /// old one or the size stays the same, the inline path declines and leaves the
+    /// cursor alone (`resize` then selects a page, realigns, or keeps the block).
+    #[test]
+    fn an_older_block_grows_by_moving_in_the_current_page() {
+        let core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let word = Layout::from_size_align(8, 8).unwrap();
+        let twice = Layout::from_size_align(16, 8).unwrap();
+        let older = core.bump(word, Known::TYPE).unwrap();
+        let _recent = core.bump(Layout::from_size_align(1, 1).unwrap(), Known::TYPE);
+        // SAFETY: `older` is a live block of `core` with `word`; the blocks written
+        // and read are live; the core is released last, unused after.
+        unsafe {
+            older.cast::<u64>().write(0x0123_4567_89ab_cdef);
+            let cursor = addr_of(&core);
+            let moved = core
+                .grow_inline(older, word, twice)
+                .expect("room in the page");
+            assert_eq!(moved.addr().get(), cursor.next_multiple_of(8));
+            assert_eq!(addr_of(&core), moved.addr().get() + 16);
+            assert_eq!(moved.cast::<u64>().read(), 0x0123_4567_89ab_cdef);
+            assert_eq!(older.cast::<u64>().read(), 0x0123_4567_89ab_cdef);
+            // Grown to its own size: declined (`resize` keeps it).
+            let at = addr_of(&core);
+            assert_eq!(core.grow_inline(older, word, word), None);
+            assert_eq!(addr_of(&core), at);
+            // A larger alignment than the block's: declined.
+            let wider = Layout::from_size_align(16, 16).unwrap();
+            let at = addr_of(&core);
+            assert_eq!(core.grow_inline(older, word, wider), None);
+            assert_eq!(addr_of(&core), at);
+            // No room for the moved block in the current page: declined.
+            leave_room(&core, 15);
+            let at = addr_of(&core);
+            assert_eq!(core.grow_inline(older, word, twice), None);
+            assert_eq!(addr_of(&core), at);
             let mut core = core;
             core.release_pages();
         }

@@ -79,7 +79,8 @@
 //!   page has room. When it must leave the page, it takes the *largest* unused page
 //!   that fits, or else a new page with room to double once more in place, so a
 //!   `Vec` that keeps doubling is copied at most every other doubling, and after a
-//!   reset at most once.
+//!   reset at most once. Any other block (a `Vec` with something allocated after it)
+//!   moves like a new request: a bump in the current page and a copy, inline.
 //! - **Reset** ([`reset`](OneWayAlloc::reset)) makes the first page current again
 //!   and every other page unused, in constant time. Nothing is freed or zeroed.
 //! - **Drop** returns every page to the backing allocator.

@@ -635,7 +635,7 @@ impl<'a, T, A: Allocator> Filling<'a, T, A> {
                 let grown = unsafe {
                     self.arena
                         .core()
-                        .grow_in_place(self.block.cast(), old, in_place)
+                        .grow_inline(self.block.cast(), old, in_place)
                 };
                 if let Some(grown) = grown {
                     self.block = grown.cast();

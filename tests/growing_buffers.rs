@@ -311,3 +311,36 @@ fn an_older_block_that_grows_is_an_ordinary_request() {
     assert_eq!(sizes(&arena), before);
     assert_eq!(current_index(&arena), 1);
 }
+
+#[test]
+fn an_older_block_that_grows_moves_within_the_current_page_when_it_fits() {
+    let arena = OneWayAlloc::new();
+    let a: &OneWayAlloc = &arena;
+    let old = Layout::from_size_align(24, 8).unwrap();
+    let block = a.allocate(old).unwrap().cast::<u8>();
+    // SAFETY: `block` holds 24 writable bytes.
+    unsafe {
+        block
+            .as_ptr()
+            .copy_from_nonoverlapping([7u8; 24].as_ptr(), 24)
+    };
+    bytes_in(&arena, 3); // the block is no longer the most recent
+    let used = arena.stats().used;
+    let pages = sizes(&arena);
+    let new = Layout::from_size_align(48, 8).unwrap();
+    // SAFETY: `block` is live with `old`.
+    let moved = unsafe { a.grow(block, old, new) }.unwrap().cast::<u8>();
+    assert_ne!(moved, block, "an older block cannot grow where it is");
+    // Bumped at the cursor (rounded up to 8): 5 bytes of padding, then 48.
+    assert_eq!(arena.stats().used, used + 5 + 48);
+    assert_eq!(sizes(&arena), pages, "no page obtained");
+    assert_eq!(current_index(&arena), 0);
+    // SAFETY: `moved` holds 48 bytes, the first 24 copied from `block`.
+    let copied = unsafe { std::slice::from_raw_parts(moved.as_ptr(), 24) };
+    assert_eq!(copied, [7u8; 24]);
+    // A growth to the same size keeps an older block where it is.
+    bytes_in(&arena, 1);
+    // SAFETY: `moved` is live with `new`.
+    let kept = unsafe { a.grow(moved, new, new) }.unwrap().cast::<u8>();
+    assert_eq!(kept, moved);
+}

@@ -100,6 +100,17 @@ impl Contender {
         Contender::Linear,
     ];
 
+    /// One contender per allocator, without mimalloc (the experiments of growing
+    /// vectors: `vec-push`, `index`): malloc (the reference) first, bump-scope with
+    /// `reset`, the linear buffer last.
+    pub const ONE_EACH: [Contender; 5] = [
+        Contender::Malloc,
+        Contender::Bumpalo,
+        Contender::BumpScopeReset,
+        Contender::OneWayAlloc,
+        Contender::Linear,
+    ];
+
     /// The name the tables show.
     pub fn name(self) -> &'static str {
         match self {

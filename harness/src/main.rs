@@ -9,6 +9,8 @@
 //! cargo run --release -p onewayalloc-harness -- parse-json    # and --bin parse-json-mimalloc
 //! cargo run --release -p onewayalloc-harness -- http             # over HTTP, ~3 min
 //! cargo run --release -p onewayalloc-harness -- http --quick     # seconds
+//! cargo run --release -p onewayalloc-harness -- vec-push         # 1M pushes, warm
+//! cargo run --release -p onewayalloc-harness -- index            # growing Vecs in a map
 //! cargo run --release -p onewayalloc-harness -- instructions alloc_u8 1000 owa
 //! cargo run --release -p onewayalloc-harness -- help [SUBCOMMAND]
 //! ```
@@ -54,6 +56,12 @@ enum Command {
     /// struct in `std` types with `serde::Deserialize` (malloc; the binary
     /// `parse-json-mimalloc` runs it on mimalloc)
     ParseJson(cmd::parse_json::Args),
+    /// A million `u64` pushed into a vector on a warm allocator, with the moves and
+    /// bytes copied (the criterion group `vec_push_1m` as an interleaved table)
+    VecPush(cmd::vec_push::Args),
+    /// An index of identifiers to line numbers (a map of small growing vectors) over
+    /// the workspace's own source files, one file per request
+    Index(cmd::index::Args),
     /// One allocation op N times, for counting instructions under Callgrind
     /// (scripts/callgrind.sh)
     Instructions(cmd::instructions::Args),
@@ -74,6 +82,8 @@ fn main() {
         Some(Command::LinkedList(args)) => cmd::linked_list::run(&args),
         Some(Command::Reuse(args)) => cmd::reuse::run(&args),
         Some(Command::ParseJson(args)) => cmd::parse_json::run(&args),
+        Some(Command::VecPush(args)) => cmd::vec_push::run(&args),
+        Some(Command::Index(args)) => cmd::index::run(&args),
         Some(Command::Instructions(args)) => cmd::instructions::run(&args),
         Some(Command::Http(args)) => cmd::http::run(&args),
         Some(Command::HttpServer(args)) => cmd::http::serve(&args),

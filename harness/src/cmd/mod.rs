@@ -2,10 +2,12 @@
 
 pub mod context_query;
 pub mod http;
+pub mod index;
 pub mod instructions;
 pub mod linked_list;
 pub mod parse_json;
 pub mod reuse;
+pub mod vec_push;
 
 use clap::Arg;
 use clap::builder::RangedU64ValueParser;
