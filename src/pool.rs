@@ -12,8 +12,10 @@ use allocator_api2::alloc::AllocError;
 use crate::{OneWayAlloc, arith};
 
 /// A pool of retained arenas shared by threads: each request takes one with
-/// [`get`](Pool::get), and the guard puts it back, reset and trimmed, when it drops.
-/// The memory the idle arenas hold is bounded.
+/// [`get`](Pool::get), and the guard puts it back, reset, when it drops. The idle
+/// arenas keep the pages the current load needs and give back the rest gradually
+/// ([the policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)),
+/// within a stated [bound](Pool#the-bound-on-idle-memory).
 ///
 /// It is for servers that run requests on a thread pool (a web framework's workers,
 /// rayon, `spawn_blocking`) or in async tasks that move between threads: the pages
@@ -26,7 +28,7 @@ use crate::{OneWayAlloc, arith};
 /// use onewayalloc::collections::Vec;
 ///
 /// // A configured pool can be a `static`: every setting is a `const fn`.
-/// static POOL: Pool = Pool::new().max_idle(8).keep(1 << 20);
+/// static POOL: Pool = Pool::new().max_idle(8);
 ///
 /// fn handle(request: &str) -> std::string::String {
 ///     let arena = POOL.get(); // an idle arena, or a new one
@@ -62,56 +64,125 @@ use crate::{OneWayAlloc, arith};
 ///
 /// # What happens when a guard drops
 ///
-/// Outside the lock, the arena is [reset](OneWayAlloc::reset) and
-/// [trimmed](OneWayAlloc::trim): it keeps its first page and at most
-/// [`keep`](Pool::keep) bytes of its other pages. Then, under the lock, it goes on
-/// the idle list, unless the list already holds [`max_idle`](Pool::max_idle) arenas,
-/// in which case it is dropped (outside the lock). The next [`get`](Pool::get)
-/// takes the arena returned last, whose pages are the likeliest to be in cache.
+/// Outside the lock, the arena is [reset](OneWayAlloc::reset). Then, under the lock,
+/// the pool records what the request used and goes on the idle list if it holds no
+/// more than the pool's current per-arena target (below) and fits the [bound on idle
+/// memory](Pool#the-bound-on-idle-memory). An arena over the target is first
+/// [trimmed](OneWayAlloc::trim) to it, outside the lock. When the list is full
+/// ([`max_idle`](Pool::max_idle) arenas) or the bound would be passed, the idle
+/// arenas returned longest ago are dropped (outside the lock) to make room, since
+/// the returned arena's pages are the warmest; an arena that cannot fit even alone
+/// is dropped. The next [`get`](Pool::get) takes the arena returned last.
 ///
 /// A [limit](OneWayAlloc::set_limit) set on one guard's arena does not carry over:
 /// every `get` sets the pool's own [`limit`](Pool::limit) (or none) again.
 ///
 /// [`DerefMut`] lets code replace the arena itself (`mem::replace(&mut *guard,
-/// other)`). Whatever comes back is trimmed to the same total (a larger first page
-/// leaves less room for the others) and checked: an arena that still holds more
-/// than `keep` bytes plus the pool's first page (one whose first page alone is that
-/// large, which `trim` cannot free) is dropped instead of kept.
+/// other)`). Whatever comes back is trimmed to the same target (a larger first page
+/// leaves less room for the others) and checked: an arena whose first page alone is
+/// over the target (which `trim` cannot free) is dropped instead of kept.
+///
+/// # The idle-memory policy: keep what the load needs, decay the rest
+///
+/// [`Pool::new`] does not trim every arena to a fixed size: an arena that comes back
+/// keeps the pages its request used, so that under a steady load no request obtains
+/// pages again, and what the load no longer uses is given back gradually, as
+/// jemalloc decays its dirty pages (`dirty_decay_ms`) and mimalloc purges after a
+/// delay. The pool counts time in returns, not in seconds:
+///
+/// - Each returned arena's *need* is the bytes of the pages its request touched:
+///   its first page through its current one, or all its pages if the request
+///   obtained a page. The per-arena target rises at once to the largest need
+///   seen, and idle arenas keep up to the target, the pages used first (a
+///   [`trim`](OneWayAlloc::trim) keeps the pages in list order).
+/// - The arenas out on guards at once are counted at each [`get`](Pool::get); the
+///   target number of arenas (idle plus out) rises at once to the most seen.
+/// - Every [`DECAY_EPOCH`](Pool::DECAY_EPOCH) = 64 returns an epoch ends: each
+///   target moves down toward the largest need (and the most arenas out) of the
+///   epoch that ended, by half of its excess, and all of it once that half is
+///   below 1 MiB (below one arena). Then each of the following returns does one
+///   chore while any is left: it drops the oldest idle arena while the arenas
+///   exceed their target, or trims one idle arena that holds more than the target.
+///
+/// The pool cannot see pages that a request touched only inside a
+/// [scope](OneWayAlloc::scope) that has ended (the arena's position went back).
+/// A load whose requests use pages only that way keeps them while they are being
+/// obtained and for the two epochs after; then the target decays below them and
+/// one request per arena in use obtains some of them again, which raises the
+/// target at once: one request per arena every two epochs (128 returns) or more
+/// seldom, against every request under a fixed `keep` that is too small.
+///
+/// So a burst of large requests leaves its pages behind for a few epochs and
+/// then gives them back: once the requests stay small, the idle arenas come down
+/// to what those requests use within at most 10 epochs (640 returns; with an
+/// [`idle_limit`](Pool::idle_limit) above the default, one epoch more per
+/// doubling), for example to one 64 KiB first page per arena the load keeps busy. Returns drive the decay,
+/// as jemalloc's allocation activity drives its own without a background thread:
+/// a pool that receives no request at all keeps what it holds (within the bound)
+/// until [`decay`](Pool::decay), which ends an epoch at once (call it from a timer
+/// to decay by time as well), or [`clear`](Pool::clear).
+///
+/// [`keep`](Pool::keep) replaces the policy with a fixed setting: every returned
+/// arena is trimmed to its first page plus `keep` bytes, nothing decays, and the
+/// idle arenas' total is bounded by `max_idle * (keep + first)` unless
+/// [`idle_limit`](Pool::idle_limit) is set too.
 ///
 /// # The bound on idle memory
 ///
-/// Let `first` be the first page of an arena the pool creates: 64 KiB, or
-/// `PAGE_HEADER_SIZE + size_hint` when that is larger, rounded up to the OS page
-/// (see [`OneWayAlloc::with_size_hint`]). Each idle arena holds at most
-/// `keep + first` bytes, and at most `max_idle` arenas are idle, so
+/// At every moment, `stats().idle_bytes <= max_idle_bytes()`, and
+/// [`max_idle_bytes`](Pool::max_idle_bytes) is
 ///
-/// > `stats().idle_bytes <= max_idle * (keep + first)`, which
-/// > [`max_idle_bytes`](Pool::max_idle_bytes) computes.
+/// - with the decay policy: [`idle_limit`](Pool::idle_limit), by default
+///   [`DEFAULT_IDLE_LIMIT`](Pool::DEFAULT_IDLE_LIMIT) = 128 MiB;
+/// - with [`keep`](Pool::keep): `max_idle * (keep + first)`, where `first` is the
+///   first page of an arena the pool creates (64 KiB, or `PAGE_HEADER_SIZE +
+///   size_hint` when that is larger, rounded up to the OS page; see
+///   [`OneWayAlloc::with_size_hint`]), or the `idle_limit` if one is set and smaller.
 ///
-/// With a [`limit`](Pool::limit) below `keep + first`, an arena is trimmed to the
-/// limit instead (or to `first`, if that is larger), since the next request may not
-/// hold more, and the bound is `max_idle` times that.
+/// With a [`limit`](Pool::limit), no idle arena holds more than the limit (or its
+/// first page, if larger), since the next request may not hold more, and the bound
+/// is at most `max_idle` times that. An arena is checked against the bound under
+/// the lock before it joins the list, so the bound holds between any two calls.
 ///
 /// Arenas out on guards are not idle: they hold what their requests need, up to
 /// the pool's `limit` each when one is set.
 ///
+/// ```
+/// use onewayalloc::Pool;
+///
+/// let pool = Pool::new();
+/// for _ in 0..4 {
+///     let arena = pool.get();
+///     arena.alloc_bytes(3 << 20); // a request that needs 3 MiB
+/// }
+/// // Under a steady load an arena keeps what its request used.
+/// let held = pool.stats().idle_bytes;
+/// assert!(onewayalloc::SEPARATE_BLOCKS || held > 3 << 20);
+/// assert!(held <= pool.max_idle_bytes());
+///
+/// // The load falls: small requests only. The 3 MiB decays away.
+/// for _ in 0..10 * Pool::DECAY_EPOCH {
+///     pool.get().alloc_bytes(100);
+/// }
+/// assert!(pool.stats().idle_bytes <= 64 << 10);
+/// ```
+///
 /// # Defaults, and why
 ///
 /// `Pool::new()` keeps up to [`DEFAULT_MAX_IDLE`](Pool::DEFAULT_MAX_IDLE) = 16 idle
-/// arenas of up to [`DEFAULT_KEEP`](Pool::DEFAULT_KEEP) = 4 MiB beyond their 64 KiB
-/// first page, with no limit: at most 16 × (4 MiB + 64 KiB) = 65 MiB idle. Sixteen
-/// covers the worker threads of most servers, so in a steady state every request
-/// finds a warm arena; a server with more workers raises it to their number.
-/// 4 MiB keeps every page of a request that needed up to about 4 MiB (the pages
-/// grow 64 KiB, 128 KiB, ..., 1 MiB), which covers typical request scratch work,
-/// while a rare larger request gives back its excess instead of pinning it on
-/// every idle arena. No limit is set by default, because only the application
-/// knows what one request may take.
+/// arenas holding at most [`DEFAULT_IDLE_LIMIT`](Pool::DEFAULT_IDLE_LIMIT) = 128 MiB
+/// together, with the decay policy above and no limit. Sixteen covers the worker
+/// threads of most servers; the decay holds only as many of them as the load keeps
+/// busy. 128 MiB holds the working sets of a few concurrent heavy requests (three
+/// context queries of 39 MiB, for example) while capping what a burst can leave
+/// behind; it is what the load *recently* needed that the pool keeps, so under
+/// light load it holds far less. No limit is set by default, because only the
+/// application knows what one request may take.
 ///
 /// # Panics while a guard is out
 ///
 /// If the code holding a guard panics, the guard drops during unwinding and its
-/// arena is reset, trimmed and returned to the idle list like any other: an arena
+/// arena is reset and returned to the idle list like any other: an arena
 /// is always consistent after a reset (a panic in a closure, `Clone` or iterator
 /// leaves it usable), so nothing is lost and nothing is poisoned. The pool never
 /// panics while it holds its lock, and if the lock was poisoned anyway it recovers
@@ -184,19 +255,22 @@ use crate::{OneWayAlloc, arith};
 ///
 /// # Contention
 ///
-/// The idle list is a `Vec` behind a [`std::sync::Mutex`], locked only to take or
-/// return an arena (a pop or a push), never while an arena is in use; the reset,
-/// the trim, creating a new arena and dropping a surplus one all happen outside it.
+/// The idle list and the record of demand are behind one [`std::sync::Mutex`],
+/// locked once to take an arena and once to return it (a pop or a push, a few
+/// counters, and now and then a decay chore taken off the list), never while an
+/// arena is in use; the reset, every trim, creating a new arena and dropping a
+/// surplus one all happen outside it.
 ///
 /// # The sanitizer mode
 ///
 /// With `separate-blocks` (or under AddressSanitizer) every allocation is a block of
 /// its own and a reset releases every block, so a returned arena holds nothing:
-/// `idle_bytes` is 0, `keep` and `size_hint` have nothing to act on, and no arena is
-/// dropped for its size. The bound still holds (0 is below it); `max_idle` and the
-/// `limit` (on the bytes of outstanding blocks) apply as usual.
+/// `idle_bytes` is 0, `keep`, the decay of bytes and `size_hint` have nothing to act
+/// on, and no arena is dropped for its size. The bound still holds (0 is below it);
+/// `max_idle`, the decay of the number of arenas and the `limit` (on the bytes of
+/// outstanding blocks) apply as usual.
 pub struct Pool {
-    idle: Mutex<Vec<OneWayAlloc>>,
+    state: Mutex<State>,
     config: Config,
     /// The size of the first page of an arena the pool creates, computed on first
     /// use (the OS page size is known only at run time); 0 until then.
@@ -207,9 +281,123 @@ pub struct Pool {
 #[derive(Clone, Copy, Debug)]
 struct Config {
     max_idle: usize,
-    keep: usize,
+    /// Set by `keep`: a fixed trim instead of the decay.
+    keep: Option<usize>,
+    /// Set by `idle_limit`.
+    idle_limit: Option<usize>,
     size_hint: usize,
     limit: Option<usize>,
+}
+
+/// What the pool's lock guards.
+struct State {
+    /// The idle arenas, the one returned last at the end.
+    idle: Vec<OneWayAlloc>,
+    /// The sum of their capacities (an idle arena is never changed on the list).
+    idle_bytes: usize,
+    /// Arenas out on guards, counted from the `get` that hands one out to the
+    /// return that puts it back (or drops it).
+    out: usize,
+    demand: Demand,
+}
+
+/// The record of recent demand that the decay follows (unused under `keep`).
+#[derive(Clone, Copy, Debug)]
+struct Demand {
+    /// The bytes an idle arena may keep: raised at once to any returned arena's
+    /// need, lowered at each epoch's end.
+    arena_bytes: usize,
+    /// The arenas (idle and out together) the pool keeps: raised at once to the
+    /// arenas out at a `get`, lowered at each epoch's end.
+    arenas: usize,
+    /// Returns in the current epoch.
+    returns: usize,
+    /// The largest need returned in the current epoch.
+    epoch_bytes: usize,
+    /// The most arenas out at once in the current epoch.
+    epoch_arenas: usize,
+    /// Set when an epoch's end lowered a target: idle arenas may be over it.
+    chores: bool,
+}
+
+/// Below this, a per-arena target's excess over the recent need goes at once.
+const DECAY_SNAP: usize = 1 << 20;
+
+impl Demand {
+    const fn new() -> Demand {
+        Demand {
+            arena_bytes: 0,
+            arenas: 0,
+            returns: 0,
+            epoch_bytes: 0,
+            epoch_arenas: 0,
+            chores: false,
+        }
+    }
+
+    /// An arena handed out: `out` are out now, this one included.
+    fn note_get(&mut self, out: usize) {
+        self.epoch_arenas = self.epoch_arenas.max(out);
+        self.arenas = self.arenas.max(out);
+    }
+
+    /// An arena given back whose request needed `need` bytes (at most what an
+    /// arena may keep idle); `out` are still out.
+    fn note_return(&mut self, need: usize, out: usize) {
+        self.arena_bytes = self.arena_bytes.max(need);
+        self.epoch_bytes = self.epoch_bytes.max(need);
+        self.returns += 1;
+        if self.returns >= Pool::DECAY_EPOCH {
+            self.end_epoch(out);
+        }
+    }
+
+    /// Moves each target toward the demand of the epoch that ends (see [the
+    /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest))
+    /// and starts the next epoch with `out` arenas out.
+    fn end_epoch(&mut self, out: usize) {
+        let before = (self.arena_bytes, self.arenas);
+        self.arena_bytes = decayed(self.arena_bytes, self.epoch_bytes, DECAY_SNAP);
+        self.arenas = decayed(self.arenas, self.epoch_arenas, 1);
+        self.chores |= (self.arena_bytes, self.arenas) != before;
+        self.returns = 0;
+        self.epoch_bytes = 0;
+        self.epoch_arenas = out;
+    }
+}
+
+/// `target` moved down toward `recent`: by half of its excess, or all of it when
+/// that half is below `snap`; `recent` if that is larger.
+fn decayed(target: usize, recent: usize, snap: usize) -> usize {
+    let half = target.saturating_sub(recent) / 2;
+    recent + if half >= snap { half } else { 0 }
+}
+
+/// What a request needed of its arena: all its pages if it obtained any (or grew
+/// one) since `at_get`, the arena's page allocations and capacity when it was
+/// handed out; otherwise the pages it touched, its first page through its current
+/// one (the used pages come first in the list). 0 in the sanitizer mode.
+fn need(arena: &OneWayAlloc, at_get: (usize, usize)) -> usize {
+    let stats = arena.stats();
+    if stats.page_allocations > at_get.0 || stats.capacity > at_get.1 {
+        return stats.capacity;
+    }
+    let mut bytes = 0usize;
+    for page in arena.pages() {
+        bytes = bytes.saturating_add(page.size);
+        if page.current {
+            break;
+        }
+    }
+    bytes
+}
+
+/// Work one return does for the decay, outside the lock.
+enum Chore {
+    /// An idle arena beyond the arenas the load needs.
+    Drop(OneWayAlloc),
+    /// An idle arena over the per-arena target, to trim and put back.
+    Trim(OneWayAlloc),
 }
 
 impl Pool {
@@ -222,18 +410,34 @@ impl Pool {
     /// ```
     pub const DEFAULT_MAX_IDLE: usize = 16;
 
-    /// How many bytes of pages beyond the first an idle arena of [`Pool::new`] keeps
-    /// at most: 4 MiB (see the [defaults](Pool#defaults-and-why)).
+    /// The most bytes the idle arenas of [`Pool::new`] hold together: 128 MiB (see
+    /// [the bound](Pool#the-bound-on-idle-memory)).
     ///
     /// # Examples
     /// ```
-    /// assert_eq!(onewayalloc::Pool::DEFAULT_KEEP, 4 << 20);
+    /// use onewayalloc::Pool;
+    ///
+    /// assert_eq!(Pool::DEFAULT_IDLE_LIMIT, 128 << 20);
+    /// assert_eq!(Pool::new().max_idle_bytes(), Pool::DEFAULT_IDLE_LIMIT);
     /// ```
-    pub const DEFAULT_KEEP: usize = 4 << 20;
+    pub const DEFAULT_IDLE_LIMIT: usize = 128 << 20;
+
+    /// The returns that make one epoch of the [decay
+    /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest):
+    /// 64. At the end of each, what the idle arenas may keep moves down toward what
+    /// the epoch's requests used.
+    ///
+    /// # Examples
+    /// ```
+    /// assert_eq!(onewayalloc::Pool::DECAY_EPOCH, 64);
+    /// ```
+    pub const DECAY_EPOCH: usize = 64;
 
     /// Creates an empty pool with the [defaults](Pool#defaults-and-why): at most
-    /// [`DEFAULT_MAX_IDLE`](Self::DEFAULT_MAX_IDLE) idle arenas, each keeping at
-    /// most [`DEFAULT_KEEP`](Self::DEFAULT_KEEP) bytes beyond its 64 KiB first page,
+    /// [`DEFAULT_MAX_IDLE`](Self::DEFAULT_MAX_IDLE) idle arenas holding at most
+    /// [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT) bytes together, what they keep
+    /// following the load ([the
+    /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)),
     /// no limit. It obtains nothing until the first [`get`](Self::get).
     ///
     /// # Examples
@@ -247,10 +451,16 @@ impl Pool {
     /// ```
     pub const fn new() -> Pool {
         Pool {
-            idle: Mutex::new(Vec::new()),
+            state: Mutex::new(State {
+                idle: Vec::new(),
+                idle_bytes: 0,
+                out: 0,
+                demand: Demand::new(),
+            }),
             config: Config {
                 max_idle: Self::DEFAULT_MAX_IDLE,
-                keep: Self::DEFAULT_KEEP,
+                keep: None,
+                idle_limit: None,
                 size_hint: 0,
                 limit: None,
             },
@@ -258,10 +468,11 @@ impl Pool {
         }
     }
 
-    /// Sets how many idle arenas the pool keeps at most; an arena returned when
-    /// that many are idle is dropped. Set it to the number of threads that take
-    /// arenas at once (the worker count), so that each finds a warm one. 0 keeps
-    /// none: every [`get`](Self::get) creates an arena.
+    /// Sets how many idle arenas the pool keeps at most; when an arena comes back
+    /// and that many are idle, the one returned longest ago is dropped. Set it to at
+    /// least the number of threads that take arenas at once (the worker count), so
+    /// that each finds a warm one. 0 keeps none: every [`get`](Self::get) creates an
+    /// arena.
     ///
     /// # Examples
     /// ```
@@ -270,7 +481,7 @@ impl Pool {
     /// static POOL: Pool = Pool::new().max_idle(1);
     /// let (a, b) = (POOL.get(), POOL.get());
     /// drop((a, b));
-    /// assert_eq!(POOL.stats().idle_arenas, 1); // the second was dropped
+    /// assert_eq!(POOL.stats().idle_arenas, 1); // the first returned was dropped
     /// ```
     #[must_use]
     pub const fn max_idle(mut self, arenas: usize) -> Pool {
@@ -278,10 +489,15 @@ impl Pool {
         self
     }
 
-    /// Sets how many bytes of pages beyond its first page an arena keeps when it
-    /// comes back: the `keep` of [`OneWayAlloc::trim`], applied after the reset.
-    /// Larger keeps more requests from obtaining pages again; smaller holds less
-    /// memory while idle (see [the bound](Pool#the-bound-on-idle-memory)).
+    /// Replaces the [decay
+    /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)
+    /// with a fixed setting: every arena that comes back is trimmed to its first
+    /// page plus at most `bytes` of its other pages (the `keep` of
+    /// [`OneWayAlloc::trim`], applied after the reset), whatever the load, and the
+    /// idle arenas hold at most `max_idle * (keep + first)` (see [the
+    /// bound](Pool#the-bound-on-idle-memory)). Use it when the working set of a
+    /// request is known: a `keep` at least that large never trims what the next
+    /// request needs, a smaller one makes those requests obtain pages again.
     ///
     /// # Examples
     /// ```
@@ -293,7 +509,29 @@ impl Pool {
     /// ```
     #[must_use]
     pub const fn keep(mut self, bytes: usize) -> Pool {
-        self.config.keep = bytes;
+        self.config.keep = Some(bytes);
+        self
+    }
+
+    /// Sets the most bytes the idle arenas may hold together (their
+    /// [`idle_bytes`](PoolStats::idle_bytes)): [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT)
+    /// unless set, or with [`keep`](Self::keep) `max_idle * (keep + first)`. An arena
+    /// that would pass it makes the pool drop the idle arenas returned longest ago,
+    /// and is trimmed to it if it is larger alone (see [the
+    /// bound](Pool#the-bound-on-idle-memory)).
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::Pool;
+    ///
+    /// static POOL: Pool = Pool::new().idle_limit(1 << 20);
+    /// assert_eq!(POOL.max_idle_bytes(), 1 << 20);
+    /// POOL.get().alloc_bytes(4 << 20);
+    /// assert!(POOL.stats().idle_bytes <= 1 << 20); // trimmed on its way back
+    /// ```
+    #[must_use]
+    pub const fn idle_limit(mut self, bytes: usize) -> Pool {
+        self.config.idle_limit = Some(bytes);
         self
     }
 
@@ -354,9 +592,11 @@ impl Pool {
     /// ```
     #[must_use]
     pub fn get(&self) -> PooledArena<'_> {
-        let arena = self
-            .take_idle()
-            .unwrap_or_else(|| OneWayAlloc::with_size_hint(self.config.size_hint));
+        let arena = self.take_idle().unwrap_or_else(|| {
+            let arena = OneWayAlloc::with_size_hint(self.config.size_hint);
+            self.count_out(&mut self.lock());
+            arena
+        });
         PooledArena::new(self, arena)
     }
 
@@ -376,7 +616,11 @@ impl Pool {
     pub fn try_get(&self) -> Result<PooledArena<'_>, AllocError> {
         let arena = match self.take_idle() {
             Some(arena) => arena,
-            None => OneWayAlloc::try_with_size_hint(self.config.size_hint)?,
+            None => {
+                let arena = OneWayAlloc::try_with_size_hint(self.config.size_hint)?;
+                self.count_out(&mut self.lock());
+                arena
+            }
         };
         Ok(PooledArena::new(self, arena))
     }
@@ -392,33 +636,37 @@ impl Pool {
     /// assert_eq!(stats.idle_bytes, if onewayalloc::SEPARATE_BLOCKS { 0 } else { 64 << 10 });
     /// ```
     pub fn stats(&self) -> PoolStats {
-        let idle = self.lock();
+        let state = self.lock();
         PoolStats {
-            idle_arenas: idle.len(),
-            // The capacities of distinct arenas count distinct memory: the sum cannot
-            // overflow, and saturating keeps the lock free of any panic regardless.
-            idle_bytes: idle.iter().fold(0, |sum: usize, arena| {
-                sum.saturating_add(arena.stats().capacity)
-            }),
+            idle_arenas: state.idle.len(),
+            idle_bytes: state.idle_bytes,
         }
     }
 
-    /// The most the idle arenas can hold together: `max_idle * (keep + first)`,
-    /// where `first` is the first page of an arena the pool creates, or less under
-    /// a smaller [`limit`](Self::limit) (see [the
-    /// bound](Pool#the-bound-on-idle-memory)); `usize::MAX` if that overflows.
+    /// The most the idle arenas can hold together (see [the
+    /// bound](Pool#the-bound-on-idle-memory)): the [`idle_limit`](Self::idle_limit),
+    /// by default [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT), and no more than
+    /// `max_idle` times what one idle arena may hold: `keep + first` under
+    /// [`keep`](Self::keep), where `first` is the first page of an arena the pool
+    /// creates, or less under a smaller [`limit`](Self::limit); `usize::MAX` if
+    /// that overflows.
     ///
     /// # Examples
     /// ```
     /// use onewayalloc::Pool;
     ///
-    /// assert_eq!(Pool::new().max_idle_bytes(), 16 * ((4 << 20) + (64 << 10)));
+    /// assert_eq!(Pool::new().max_idle_bytes(), 128 << 20);
+    /// assert_eq!(Pool::new().idle_limit(8 << 20).max_idle_bytes(), 8 << 20);
     /// let pool = Pool::new().max_idle(2).keep(1 << 20);
     /// assert_eq!(pool.max_idle_bytes(), 2 * ((1 << 20) + (64 << 10)));
     /// assert_eq!(pool.limit(512 << 10).max_idle_bytes(), 2 * (512 << 10));
     /// ```
     pub fn max_idle_bytes(&self) -> usize {
-        self.config.max_idle.saturating_mul(self.arena_bound())
+        let limit = self.config.idle_limit.unwrap_or(match self.config.keep {
+            Some(_) => usize::MAX,
+            None => Self::DEFAULT_IDLE_LIMIT,
+        });
+        limit.min(self.config.max_idle.saturating_mul(self.arena_bound()))
     }
 
     /// Drops every idle arena, returning its memory to the system: for example when
@@ -434,33 +682,104 @@ impl Pool {
     /// assert_eq!(pool.stats().idle_arenas, 0);
     /// ```
     pub fn clear(&self) {
-        let idle = core::mem::take(&mut *self.lock());
+        let idle = {
+            let mut state = self.lock();
+            state.idle_bytes = 0;
+            core::mem::take(&mut state.idle)
+        };
         drop(idle); // outside the lock
     }
 
-    /// The idle list, recovered if a panic elsewhere poisoned its lock (the list
-    /// is valid at every point where a panic could occur: it only pushes and pops
-    /// whole arenas).
-    fn lock(&self) -> MutexGuard<'_, Vec<OneWayAlloc>> {
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Ends the current epoch of the [decay
+    /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)
+    /// now and does every chore it leaves: the idle memory the last epoch's requests
+    /// did not need moves toward being given back, as it would after
+    /// [`DECAY_EPOCH`](Self::DECAY_EPOCH) more returns. Returns drive the decay by
+    /// themselves; call this from a timer (say every second) to let an idle server
+    /// give memory back too: an epoch with no request needs nothing, so a few calls
+    /// release every idle arena. Nothing happens under [`keep`](Self::keep).
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::Pool;
+    ///
+    /// let pool = Pool::new();
+    /// pool.get().alloc_bytes(8 << 20); // a burst
+    /// assert_eq!(pool.stats().idle_arenas, 1);
+    /// for _second in 0..10 {
+    ///     pool.decay(); // a quiet server's timer
+    /// }
+    /// assert_eq!(pool.stats().idle_arenas, 0);
+    /// ```
+    pub fn decay(&self) {
+        if self.config.keep.is_some() {
+            return;
+        }
+        let mut chore = {
+            let mut state = self.lock();
+            let out = state.out;
+            state.demand.end_epoch(out);
+            self.chore(&mut state)
+        };
+        // Each chore drops an idle arena or leaves it within the target; bounded in
+        // case other threads keep returning arenas meanwhile.
+        for _ in 0..=self.config.max_idle.saturating_mul(2) {
+            let Some(work) = chore.take() else { break };
+            self.do_chore(work);
+            chore = self.chore(&mut self.lock());
+        }
+        if let Some(work) = chore {
+            self.do_chore(work);
+        }
     }
 
-    /// Pops the arena returned last, if any.
+    /// The pool's state, recovered if a panic elsewhere poisoned its lock (the
+    /// state is valid at every point where a panic could occur: the pool never
+    /// panics while it holds the lock).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Pops the arena returned last, if any, counting it out.
     fn take_idle(&self) -> Option<OneWayAlloc> {
-        self.lock().pop()
+        let mut state = self.lock();
+        let arena = state.idle.pop()?;
+        state.idle_bytes -= arena.stats().capacity; // it was counted when pushed
+        self.count_out(&mut state);
+        Some(arena)
     }
 
-    /// The most one idle arena may hold: `keep` plus the first page of an arena
-    /// the pool creates, and with a limit no more than the limit (or that first
-    /// page, if larger); `usize::MAX` if the size hint overflows a page size (no
-    /// such arena can be created).
+    /// Counts one more arena out on a guard.
+    fn count_out(&self, state: &mut State) {
+        state.out += 1;
+        let out = state.out;
+        state.demand.note_get(out);
+    }
+
+    /// The most one idle arena may hold: under `keep`, `keep` plus the first page
+    /// of an arena the pool creates, else the idle limit; with a limit no more than
+    /// the limit (or that first page, if larger); `usize::MAX` if the size hint
+    /// overflows a page size (no such arena can be created).
     fn arena_bound(&self) -> usize {
         let first = self.first_page();
-        let bound = self.config.keep.saturating_add(first);
+        let bound = match self.config.keep {
+            Some(keep) => keep.saturating_add(first),
+            None => self.config.idle_limit.unwrap_or(Self::DEFAULT_IDLE_LIMIT),
+        };
         match self.config.limit {
             // No use keeping more than the next request may hold.
             Some(limit) => bound.min(limit.max(first)),
             None => bound,
+        }
+    }
+
+    /// What a returned arena is trimmed to now: the fixed bound under `keep`, else
+    /// the decayed per-arena target (at least a first page).
+    fn arena_target(&self, demand: &Demand) -> usize {
+        let bound = self.arena_bound().min(self.max_idle_bytes());
+        match self.config.keep {
+            Some(_) => bound,
+            None => demand.arena_bytes.max(self.first_page()).min(bound),
         }
     }
 
@@ -479,41 +798,159 @@ impl Pool {
         }
     }
 
-    /// Readies an arena coming back from a guard, in place and outside the lock:
-    /// resets it and trims it to the bound. `false` if it stays over the bound (its
-    /// first page alone is larger), so it must be dropped.
-    fn ready_for_reuse(&self, arena: &mut OneWayAlloc) -> bool {
-        arena.reset();
-        let bound = self.arena_bound();
+    /// Trims a reset arena to `target` bytes, outside the lock. `false` if it stays
+    /// over (its first page alone is larger), so it must be dropped.
+    fn trim_to(&self, arena: &mut OneWayAlloc, target: usize) -> bool {
+        if arena.stats().capacity <= target {
+            return true;
+        }
         // After the reset the first page is current and every other page unused, so
-        // `trim(budget)` leaves `first page + at most budget` bytes: for an arena
-        // the pool created, `trim(keep)` (or less under a limit).
-        arena.trim(bound.saturating_sub(self.first_page()));
-        if arena.stats().capacity <= bound {
+        // `trim(budget)` leaves `first page + at most budget` bytes, keeping the
+        // pages the last request used (they come first in the list).
+        arena.trim(target.saturating_sub(self.first_page()));
+        if arena.stats().capacity <= target {
             return true;
         }
         // An arena swapped in through `DerefMut` with a larger first page: less
         // budget for its other pages.
         let first_page = arena.pages().next().map_or(0, |page| page.size);
-        arena.trim(bound.saturating_sub(first_page));
-        arena.stats().capacity <= bound
+        arena.trim(target.saturating_sub(first_page));
+        arena.stats().capacity <= target
     }
 
-    /// Puts a readied arena on the idle list if it has room, else drops it (outside
-    /// the lock).
-    fn keep_idle(&self, arena: OneWayAlloc) {
-        let surplus = {
-            let mut idle = self.lock();
-            // `try_reserve` first, so the push cannot allocate (or panic) under the
-            // lock.
-            if idle.len() < self.config.max_idle && idle.try_reserve(1).is_ok() {
-                idle.push(arena);
-                None
+    /// Takes an arena back from a guard: reset outside the lock, the return noted,
+    /// then kept (trimmed first if over the target) or dropped, and one chore of
+    /// the decay done.
+    fn give_back(&self, mut arena: OneWayAlloc, at_get: (usize, usize)) {
+        /// Uncounts the arena if its reset panics (it is dropped while unwinding).
+        struct Uncount<'p>(&'p Pool);
+        impl Drop for Uncount<'_> {
+            fn drop(&mut self) {
+                self.0.lock().out -= 1;
+            }
+        }
+        let need = match self.config.keep {
+            Some(_) => 0, // unused: nothing decays
+            None => need(&arena, at_get),
+        };
+        let uncount = Uncount(self);
+        arena.reset();
+        core::mem::forget(uncount);
+
+        let (bound, max_idle) = (self.max_idle_bytes(), self.config.max_idle);
+        let (target, rest, chore) = {
+            let mut state = self.lock();
+            state.out -= 1; // counted when it was handed out
+            let out = state.out;
+            state.demand.note_return(need.min(self.arena_bound()), out);
+            let target = self.arena_target(&state.demand);
+            let capacity = arena.stats().capacity;
+            // The steady state: within the target, room on the list.
+            if capacity <= target && state.has_room(capacity, max_idle, bound) {
+                state.idle_bytes += capacity;
+                state.idle.push(arena);
+                (target, None, self.chore(&mut state))
             } else {
-                Some(arena)
+                (target, Some(arena), None)
             }
         };
-        drop(surplus);
+        if let Some(mut arena) = rest {
+            if self.trim_to(&mut arena, target) {
+                self.keep_idle(arena, true);
+            }
+        }
+        if let Some(work) = chore {
+            self.do_chore(work);
+        }
+    }
+
+    /// Puts a reset arena within the target on the idle list: as the newest
+    /// (dropping the oldest idle arenas while there is no room) or, for an arena
+    /// back from a chore, as the oldest (dropped itself if there is no room). Every
+    /// drop happens outside the lock.
+    fn keep_idle(&self, arena: OneWayAlloc, newest: bool) {
+        let (bound, max_idle) = (self.max_idle_bytes(), self.config.max_idle);
+        let capacity = arena.stats().capacity;
+        let mut arena = Some(arena);
+        while let Some(kept) = arena.take() {
+            let oldest = {
+                let mut state = self.lock();
+                if state.has_room(capacity, max_idle, bound) {
+                    state.idle_bytes += capacity;
+                    match newest {
+                        true => state.idle.push(kept),
+                        false => state.idle.insert(0, kept),
+                    }
+                    return;
+                }
+                arena = Some(kept);
+                match newest && !state.idle.is_empty() {
+                    true => Some(state.remove(0)),
+                    false => None,
+                }
+            };
+            match oldest {
+                Some(oldest) => drop(oldest),
+                None => break, // no room even alone: `arena` drops below
+            }
+        }
+    }
+
+    /// The next chore of the decay, if any is left (none under `keep`): the oldest
+    /// idle arena while the arenas exceed their target, else an idle arena over the
+    /// per-arena target. Taken off the list; done by [`do_chore`](Self::do_chore)
+    /// outside the lock.
+    fn chore(&self, state: &mut State) -> Option<Chore> {
+        if !state.demand.chores || self.config.keep.is_some() {
+            return None;
+        }
+        if !state.idle.is_empty() && state.idle.len() + state.out > state.demand.arenas {
+            return Some(Chore::Drop(state.remove(0)));
+        }
+        let target = self.arena_target(&state.demand);
+        match state.idle.iter().position(|a| a.stats().capacity > target) {
+            Some(i) => Some(Chore::Trim(state.remove(i))),
+            None => {
+                state.demand.chores = false;
+                None
+            }
+        }
+    }
+
+    /// Does a chore outside the lock: drops the arena, or trims it to the current
+    /// target and puts it back as the oldest idle arena.
+    fn do_chore(&self, chore: Chore) {
+        match chore {
+            Chore::Drop(arena) => drop(arena),
+            Chore::Trim(mut arena) => {
+                let target = self.arena_target(&self.lock().demand);
+                if self.trim_to(&mut arena, target) {
+                    self.keep_idle(arena, false);
+                }
+            }
+        }
+    }
+}
+
+impl State {
+    /// Whether an arena of `capacity` bytes fits on the list: fewer than
+    /// `max_idle` idle, the idle bytes within `bound`, and room in the `Vec`
+    /// reserved (`try_reserve` first, so the push cannot allocate or panic under
+    /// the lock).
+    fn has_room(&mut self, capacity: usize, max_idle: usize, bound: usize) -> bool {
+        self.idle.len() < max_idle
+            && self
+                .idle_bytes
+                .checked_add(capacity)
+                .is_some_and(|total| total <= bound)
+            && self.idle.try_reserve(1).is_ok()
+    }
+
+    /// Takes the idle arena at `index` off the list.
+    fn remove(&mut self, index: usize) -> OneWayAlloc {
+        let arena = self.idle.remove(index);
+        self.idle_bytes -= arena.stats().capacity; // it was counted when pushed
+        arena
     }
 }
 
@@ -529,6 +966,8 @@ impl fmt::Debug for Pool {
         f.debug_struct("Pool")
             .field("max_idle", &self.config.max_idle)
             .field("keep", &self.config.keep)
+            .field("idle_limit", &self.config.idle_limit)
+            .field("max_idle_bytes", &self.max_idle_bytes())
             .field("size_hint", &self.config.size_hint)
             .field("limit", &self.config.limit)
             .field("stats", &self.stats())
@@ -587,15 +1026,20 @@ pub struct PooledArena<'p> {
     /// Taken out only in `drop`.
     arena: ManuallyDrop<OneWayAlloc>,
     pool: &'p Pool,
+    /// The arena's page allocations and capacity when it was handed out, to tell
+    /// whether its request obtained pages.
+    at_get: (usize, usize),
 }
 
 impl<'p> PooledArena<'p> {
     /// Hands `arena` out of `pool`, with the pool's limit.
     fn new(pool: &'p Pool, arena: OneWayAlloc) -> PooledArena<'p> {
         arena.set_limit(pool.config.limit);
+        let stats = arena.stats();
         PooledArena {
             arena: ManuallyDrop::new(arena),
             pool,
+            at_get: (stats.page_allocations, stats.capacity),
         }
     }
 }
@@ -616,7 +1060,8 @@ impl DerefMut for PooledArena<'_> {
     }
 }
 
-/// Returns the arena to its pool: reset, trimmed, then kept or dropped (see [what
+/// Returns the arena to its pool: reset, then kept (trimmed if over the pool's
+/// target) or dropped (see [what
 /// happens](Pool#what-happens-when-a-guard-drops)), also when the guard drops
 /// during a panic. The reset drops the values placed with
 /// [`alloc_owned`](OneWayAlloc::alloc_owned); if one of their destructors panics,
@@ -627,11 +1072,8 @@ impl Drop for PooledArena<'_> {
         // value is taken out exactly once. Taken before the reset, so that if a
         // destructor of a value placed with `alloc_owned` panics, the arena is
         // dropped (its pages freed) while the panic unwinds, not leaked.
-        let mut arena = unsafe { ManuallyDrop::take(&mut self.arena) };
-        let reusable = self.pool.ready_for_reuse(&mut arena);
-        if reusable {
-            self.pool.keep_idle(arena);
-        }
+        let arena = unsafe { ManuallyDrop::take(&mut self.arena) };
+        self.pool.give_back(arena, self.at_get);
     }
 }
 
@@ -653,13 +1095,13 @@ mod tests {
         drop(pool.get());
         let poisoner = std::thread::scope(|s| {
             s.spawn(|| {
-                let _idle = pool.idle.lock();
+                let _state = pool.state.lock();
                 panic!("poisoning the pool's lock on purpose");
             })
             .join()
         });
         assert!(poisoner.is_err());
-        assert!(pool.idle.is_poisoned());
+        assert!(pool.state.is_poisoned());
         assert_eq!(pool.stats().idle_arenas, 1);
         let arena = pool.get();
         assert_eq!(pool.stats().idle_arenas, 0);

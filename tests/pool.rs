@@ -8,11 +8,16 @@ mod common;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
 use common::{KIB, MIB, PAGE_MODE, XorShift, round_os};
 use onewayalloc::collections::{HashMap, Vec};
-use onewayalloc::{OneWayAlloc, PAGE_HEADER_SIZE, Pool, PooledArena, format_in, with_scratch};
+use onewayalloc::{
+    OneWayAlloc, PAGE_HEADER_SIZE, Pool, PoolStats, PooledArena, format_in, with_scratch,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm};
 
 /// Fewer iterations under Miri, the same properties.
 const fn miri_or(miri: usize, native: usize) -> usize {
@@ -39,33 +44,33 @@ fn held_after_return(grow: impl FnOnce(&OneWayAlloc), keep: usize) -> usize {
 }
 
 #[test]
-fn the_defaults_bound_sixteen_arenas_grown_to_16_mib_to_128_mib() {
+fn the_defaults_bound_sixteen_arenas_grown_to_16_mib_at_128_mib() {
     let pool = Pool::new();
+    assert_eq!(pool.max_idle_bytes(), Pool::DEFAULT_IDLE_LIMIT);
+    assert_eq!(Pool::DEFAULT_IDLE_LIMIT, 128 * MIB);
     let mut guards: std::vec::Vec<PooledArena<'_>> = (0..16).map(|_| pool.get()).collect();
     for arena in &guards {
         grow_to(arena, 16 * MIB);
         assert!(arena.stats().capacity >= 16 * MIB);
     }
+    let per_arena = guards[0].stats().capacity;
     assert_eq!(
         pool.stats().idle_arenas,
         0,
         "arenas out on guards are not idle"
     );
-    guards.clear();
+    guards.clear(); // returned in order: the first ones are the oldest
 
     let stats = pool.stats();
-    assert_eq!(stats.idle_arenas, 16);
     assert!(stats.idle_bytes <= 128 * MIB, "{stats:?}");
-    assert!(stats.idle_bytes <= pool.max_idle_bytes());
-    assert_eq!(pool.max_idle_bytes(), 16 * (4 * MIB + 64 * KIB));
     if PAGE_MODE {
-        let per_arena = held_after_return(|a| grow_to(a, 16 * MIB), Pool::DEFAULT_KEEP);
-        // 64 KiB + 128 + 256 + 512 KiB + three 1 MiB pages fit in the first page plus
-        // 4 MiB; the others go back.
-        assert!(per_arena <= 64 * KIB + Pool::DEFAULT_KEEP);
-        assert!(per_arena > Pool::DEFAULT_KEEP - MIB);
-        assert_eq!(stats.idle_bytes, 16 * per_arena);
+        // Each arena keeps every page its request used; the 128 MiB bound takes as
+        // many of them as fit, the newest, and the oldest were dropped for room.
+        assert_eq!(stats.idle_arenas, 128 * MIB / per_arena, "{stats:?}");
+        assert_eq!(stats.idle_bytes, stats.idle_arenas * per_arena);
+        assert!(stats.idle_bytes > 128 * MIB - per_arena);
     } else {
+        assert_eq!(stats.idle_arenas, 16);
         assert_eq!(stats.idle_bytes, 0, "a reset releases every block");
     }
 }
@@ -471,7 +476,9 @@ fn clear_leaves_arenas_out_on_guards_alone() {
 fn an_impossible_size_hint_is_an_error_or_an_overflow_panic() {
     let pool = Pool::new().size_hint(usize::MAX);
     assert!(pool.try_get().is_err());
-    assert_eq!(pool.max_idle_bytes(), usize::MAX);
+    assert_eq!(pool.max_idle_bytes(), Pool::DEFAULT_IDLE_LIMIT);
+    let fixed = Pool::new().size_hint(usize::MAX).keep(0);
+    assert_eq!(fixed.max_idle_bytes(), usize::MAX);
     let panic = panic::catch_unwind(|| drop(pool.get())).unwrap_err();
     let message = panic
         .downcast_ref::<String>()
@@ -495,4 +502,348 @@ fn the_pool_is_sync_and_the_guard_is_send() {
     let arena = pool.get();
     assert!(format!("{arena:?}").starts_with("PooledArena(OneWayAlloc"));
     assert!(format!("{pool:?}").contains("max_idle: 16"));
+}
+
+// ----- The decay policy of `Pool::new()` ------------------------------------------
+
+/// A request's work: 60 KiB pieces until it has used `bytes` (a chain of pages of
+/// 64 KiB, 128, 256, 512 KiB, then 1 MiB each, as a growing query's).
+fn request(arena: &OneWayAlloc, bytes: usize) {
+    while arena.stats().used < bytes {
+        arena.alloc_bytes(60 * KIB);
+    }
+}
+
+/// Pages obtained by the requests of `rounds` rounds of two requests at once (as on
+/// two workers), each using `work` bytes, after the first round (the warm-up).
+fn pages_obtained_after_the_warm_up(pool: &Pool, work: usize, rounds: usize) -> usize {
+    let mut obtained = 0;
+    for round in 0..rounds {
+        let guards = [pool.get(), pool.get()];
+        for arena in &guards {
+            let before = arena.stats().page_allocations;
+            request(arena, work);
+            if round > 0 {
+                obtained += arena.stats().page_allocations - before;
+                // Two warm arenas, never a new one (which holds only a first page).
+                assert!(!PAGE_MODE || before > 1, "round {round}: a new arena");
+            }
+        }
+        drop(guards);
+        let stats = pool.stats();
+        assert_eq!(stats.idle_arenas, 2, "round {round}: {stats:?}");
+        assert!(stats.idle_bytes <= pool.max_idle_bytes());
+    }
+    obtained
+}
+
+/// Under a steady load the default pool keeps every page the requests use, across
+/// epoch ends: no request after the warm-up obtains a page. A fixed `keep` below
+/// the working set (the old default's way) obtains pages in every round.
+#[test]
+fn a_steady_load_obtains_no_page_after_the_warm_up() {
+    let work = miri_or(400 * KIB, 6 * MIB);
+    let rounds = 2 * Pool::DECAY_EPOCH; // 4 epochs of returns
+    assert_eq!(
+        pages_obtained_after_the_warm_up(&Pool::new(), work, rounds),
+        0
+    );
+    let fixed = Pool::new().keep(work / 2);
+    let obtained = pages_obtained_after_the_warm_up(&fixed, work, rounds);
+    if PAGE_MODE {
+        assert!(obtained >= 2 * (rounds - 1), "{obtained}");
+    } else {
+        assert_eq!(obtained, 0, "no pages in the sanitizer mode");
+    }
+}
+
+/// Pages used only inside scopes that ended are invisible to the pool (the arena's
+/// position went back), so their target decays; the request that then obtains
+/// them again raises it at once. Such a load obtains pages in at most one request
+/// per two epochs, not in every request as under a fixed `keep` below it.
+#[test]
+fn pages_used_only_in_ended_scopes_are_obtained_again_rarely() {
+    let pool = Pool::new();
+    let requests = miri_or(3, 8) * Pool::DECAY_EPOCH;
+    let mut obtaining = 0;
+    for _ in 0..requests {
+        let mut arena = pool.get();
+        let before = arena.stats().page_allocations;
+        arena.scope(|s| {
+            for _ in 0..miri_or(4, 20) {
+                s.alloc_bytes(60 * KIB);
+            }
+        });
+        if arena.stats().page_allocations > before {
+            obtaining += 1;
+        }
+    }
+    if PAGE_MODE {
+        // The warm-up, then at most one per two epochs.
+        assert!(
+            obtaining >= 2,
+            "the target decayed at least once: {obtaining}"
+        );
+        assert!(
+            obtaining <= 1 + requests / (2 * Pool::DECAY_EPOCH),
+            "{obtaining}"
+        );
+    } else {
+        assert_eq!(obtaining, 0);
+    }
+}
+
+/// A burst of four large requests at once, then one small request at a time: the
+/// burst's pages stay for the rest of its epoch and the next, then decay; within
+/// 10 epochs (the figure the docs state) the pool holds one arena with only its
+/// first page. Idle memory never grows meanwhile, and the bound holds at every
+/// step.
+#[test]
+fn after_a_burst_small_requests_bring_idle_memory_down_within_ten_epochs() {
+    let pool = Pool::new();
+    let burst = miri_or(2 * MIB, 20 * MIB);
+    let guards: std::vec::Vec<_> = (0..4).map(|_| pool.get()).collect();
+    for arena in &guards {
+        request(arena, burst);
+    }
+    drop(guards);
+    let after_burst = pool.stats();
+    assert_eq!(after_burst.idle_arenas, 4);
+    if PAGE_MODE {
+        assert!(after_burst.idle_bytes >= 4 * burst, "{after_burst:?}");
+    }
+
+    let settled = (1, if PAGE_MODE { 64 * KIB } else { 0 });
+    let mut previous = after_burst;
+    let mut settled_at = None;
+    for i in 1..=10 * Pool::DECAY_EPOCH {
+        let arena = pool.get();
+        arena.alloc_bytes(100);
+        drop(arena);
+        let stats = pool.stats();
+        assert!(stats.idle_bytes <= pool.max_idle_bytes(), "return {i}");
+        assert!(stats.idle_bytes <= previous.idle_bytes, "return {i}: grew");
+        assert!(
+            stats.idle_arenas <= previous.idle_arenas,
+            "return {i}: grew"
+        );
+        if i < 2 * Pool::DECAY_EPOCH - 4 {
+            assert_eq!(stats, after_burst, "return {i}: nothing decays yet");
+        }
+        if (stats.idle_arenas, stats.idle_bytes) == settled && settled_at.is_none() {
+            settled_at = Some(i);
+        }
+        previous = stats;
+    }
+    let settled_at = settled_at.expect("idle memory came down within 10 epochs");
+    assert!(settled_at > 2 * Pool::DECAY_EPOCH - 4, "{settled_at}");
+    let stats = pool.stats();
+    assert_eq!((stats.idle_arenas, stats.idle_bytes), settled);
+}
+
+/// Without any request, nothing decays by itself; `decay` is the clock: the first
+/// call ends the epoch of the burst (which needed it all), each later one halves
+/// what is left over, and the third gives the last arena back.
+#[test]
+fn without_requests_decay_calls_give_the_idle_memory_back() {
+    let pool = Pool::new();
+    let guards: std::vec::Vec<_> = (0..3).map(|_| pool.get()).collect();
+    for arena in &guards {
+        request(arena, miri_or(MIB, 3 * MIB));
+    }
+    drop(guards);
+    let held = pool.stats();
+    assert_eq!(held.idle_arenas, 3);
+    pool.decay();
+    assert_eq!(pool.stats(), held, "the burst's own epoch needed it all");
+    pool.decay();
+    let stats = pool.stats();
+    assert_eq!(stats.idle_arenas, 1, "{stats:?}");
+    assert!(stats.idle_bytes < held.idle_bytes / 3 || !PAGE_MODE);
+    pool.decay();
+    assert_eq!(pool.stats(), PoolStats::default());
+    // The pool goes on serving, and a new burst is kept again.
+    request(&pool.get(), MIB);
+    assert_eq!(pool.stats().idle_arenas, 1);
+    assert!(!PAGE_MODE || pool.stats().idle_bytes > MIB);
+}
+
+/// `keep` is a fixed setting that overrides the decay: every arena is trimmed to
+/// `keep` beyond its first page however the load goes, and neither its bytes nor
+/// the number of idle arenas decays.
+#[test]
+fn keep_overrides_the_decay() {
+    let keep = 256 * KIB;
+    let pool = Pool::new().keep(keep);
+    let guards: std::vec::Vec<_> = (0..3).map(|_| pool.get()).collect();
+    for arena in &guards {
+        request(arena, MIB);
+    }
+    drop(guards);
+    let per_arena = held_after_return(|a| request(a, MIB), keep);
+    let held = pool.stats();
+    assert_eq!(held.idle_arenas, 3);
+    assert_eq!(held.idle_bytes, 3 * if PAGE_MODE { per_arena } else { 0 });
+    for _ in 0..3 * Pool::DECAY_EPOCH {
+        pool.get().alloc_bytes(100);
+    }
+    pool.decay();
+    assert_eq!(pool.stats(), held, "nothing decayed");
+}
+
+/// The idle limit is a hard bound on the bytes: a returned arena that would pass
+/// it makes room by dropping the idle arenas returned longest ago (the newest is
+/// kept, so the next `get` finds the warmest pages), and one larger than the limit
+/// alone is trimmed to it.
+#[test]
+fn the_idle_limit_drops_the_oldest_arenas_and_trims_one_too_large() {
+    let limit = 3 * MIB;
+    let pool = Pool::new().idle_limit(limit);
+    assert_eq!(pool.max_idle_bytes(), limit);
+    let guards: std::vec::Vec<_> = (0..3).map(|_| pool.get()).collect();
+    for arena in &guards {
+        request(arena, MIB);
+    }
+    let newest = guards[2]
+        .pages()
+        .map(|p| p.size)
+        .collect::<std::vec::Vec<_>>();
+    drop(guards);
+    let stats = pool.stats();
+    assert!(stats.idle_bytes <= limit, "{stats:?}");
+    if PAGE_MODE {
+        let per_arena: usize = newest.iter().sum();
+        assert_eq!(stats.idle_arenas, limit / per_arena);
+        let arena = pool.get();
+        let sizes: std::vec::Vec<_> = arena.pages().map(|p| p.size).collect();
+        assert_eq!(sizes, newest, "the newest arena was kept, whole");
+        drop(arena);
+    }
+    let big = pool.get();
+    request(&big, 5 * MIB);
+    drop(big);
+    let stats = pool.stats();
+    assert!(stats.idle_bytes <= limit, "{stats:?}");
+    assert!(stats.idle_arenas >= 1, "trimmed and kept, not dropped");
+}
+
+fn proptest_config() -> Config {
+    Config {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: None,
+        rng_algorithm: RngAlgorithm::XorShift,
+        ..Config::default()
+    }
+}
+
+/// One step of a pool's life in the property below.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Take an arena and use this many KiB in it.
+    Get(usize),
+    /// Give back the guard at this index (modulo those out).
+    Give(usize),
+    /// End an epoch now.
+    Decay,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0..miri_or(300, 3000usize)).prop_map(Step::Get),
+        4 => any::<usize>().prop_map(Step::Give),
+        1 => Just(Step::Decay),
+    ]
+}
+
+proptest! {
+    #![proptest_config(proptest_config())]
+
+    /// Any sequence of gets, returns in any order and decay calls, with any
+    /// settings: after every step the idle arenas are within `max_idle` and their
+    /// bytes within `max_idle_bytes`, and every arena comes out reset.
+    #[test]
+    fn the_bound_holds_at_every_step(
+        max_idle in 0..5usize,
+        idle_limit in prop::option::of(0..4 * MIB),
+        keep in prop::option::of(0..2 * MIB),
+        steps in prop::collection::vec(step(), 0..miri_or(30, 300)),
+    ) {
+        let mut pool = Pool::new().max_idle(max_idle);
+        if let Some(bytes) = idle_limit {
+            pool = pool.idle_limit(bytes);
+        }
+        if let Some(bytes) = keep {
+            pool = pool.keep(bytes);
+        }
+        let mut out = std::vec::Vec::new();
+        for step in steps {
+            match step {
+                Step::Get(kib) => {
+                    let arena = pool.get();
+                    prop_assert_eq!(arena.stats().used, 0);
+                    request(&arena, kib * KIB);
+                    out.push(arena);
+                }
+                Step::Give(i) if !out.is_empty() => drop(out.swap_remove(i % out.len())),
+                Step::Give(_) => {}
+                Step::Decay => pool.decay(),
+            }
+            let stats = pool.stats();
+            prop_assert!(stats.idle_arenas <= max_idle, "{:?}", stats);
+            prop_assert!(stats.idle_bytes <= pool.max_idle_bytes(), "{:?}", stats);
+        }
+        drop(out);
+        let stats = pool.stats();
+        prop_assert!(stats.idle_bytes <= pool.max_idle_bytes(), "{:?}", stats);
+    }
+}
+
+/// Threads serving requests of mixed sizes from a pool with a small idle limit
+/// while another thread calls `decay` as a timer would: every request gets a reset
+/// arena of its own, and the bound holds whenever it is looked at (the test that
+/// lets ThreadSanitizer see the decay's chores race with gets and returns).
+#[test]
+fn threads_serve_while_the_pool_decays() {
+    const THREADS: usize = 3;
+    let pool = Pool::new().max_idle(3).idle_limit(2 * MIB);
+    let done = AtomicBool::new(false);
+    thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                pool.decay();
+                let stats = pool.stats();
+                assert!(stats.idle_bytes <= 2 * MIB, "{stats:?}");
+                thread::yield_now();
+            }
+        });
+        let workers: std::vec::Vec<_> = (0..THREADS)
+            .map(|t| {
+                let pool = &pool;
+                s.spawn(move || {
+                    let mut rng = XorShift::new(t as u64 + 1);
+                    for i in 0..miri_or(20, 400) {
+                        let arena = pool.get();
+                        assert_eq!(arena.stats().used, 0, "handed out reset");
+                        let mine = arena.alloc((t, i));
+                        let kib = if rng.below(8) == 0 {
+                            1500
+                        } else {
+                            rng.below(200)
+                        };
+                        request(&arena, kib * KIB);
+                        thread::yield_now();
+                        assert_eq!(*mine, (t, i), "another thread wrote into this arena");
+                        drop(arena);
+                        let stats = pool.stats();
+                        assert!(stats.idle_arenas <= 3, "{stats:?}");
+                        assert!(stats.idle_bytes <= 2 * MIB, "{stats:?}");
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+    });
 }

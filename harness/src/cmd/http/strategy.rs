@@ -25,7 +25,8 @@ pub enum Strategy {
     /// An arena from a `onewayalloc::Pool` shared by the workers, whose `keep` (64 MiB)
     /// holds a whole query's pages
     Pool,
-    /// An arena from a `Pool::new()` (keeps 4 MiB beyond the first page)
+    /// An arena from a `Pool::new()` (its default policy: arenas keep what the
+    /// recent load needed, the rest decays; at most 128 MiB idle)
     PoolDefaults,
     /// `onewayalloc::with_scratch`: each worker thread's retained arena
     Scratch,
