@@ -726,7 +726,7 @@ mod tests {
     /// cursor alone (`resize` then selects a page, realigns, or keeps the block).
     #[test]
     fn an_older_block_grows_by_moving_in_the_current_page() {
-        let core = BumpCore::new::<AllocError>(0, Global).unwrap();
+        let core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
         let word = Layout::from_size_align(8, 8).unwrap();
         let twice = Layout::from_size_align(16, 8).unwrap();
         let older = core.bump(word, Known::TYPE).unwrap();
