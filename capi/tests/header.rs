@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5) and the three additions,
-/// with single spaces.
-const PROTOTYPES: [&str; 15] = [
+/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5), the three additions,
+/// and the out-of-line path of the inline `onewayalloc_mallocz`, with single spaces.
+const PROTOTYPES: [&str; 16] = [
     "ONEWAYALLOC *onewayalloc_create(size_t size_hint)",
     "void onewayalloc_destroy(ONEWAYALLOC *owa)",
     "void onewayalloc_reset(ONEWAYALLOC *owa)",
@@ -26,12 +26,26 @@ const PROTOTYPES: [&str; 15] = [
     "void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes)",
     "void onewayalloc_set_fatal_handler(void (*handler)(const char *message))",
     "void onewayalloc_add_cleanup(ONEWAYALLOC *owa, void (*cleanup)(void *), void *arg)",
+    "void *onewayalloc_mallocz_slow_v1(ONEWAYALLOC *owa, size_t size)",
 ];
 
-/// The header's text without its comments.
+/// The region of the header that `ONEWAYALLOC_NO_INLINE` leaves out: the inline
+/// `onewayalloc_mallocz` (a definition, not a declaration) and its macro.
+const INLINE_START: &str = "#ifndef ONEWAYALLOC_NO_INLINE";
+const INLINE_END: &str = "#endif /* ONEWAYALLOC_NO_INLINE */";
+
+/// The header's text.
+fn header_text() -> String {
+    std::fs::read_to_string(common::package_dir().join("include/onewayalloc.h"))
+        .expect("the header")
+}
+
+/// The header's text without its comments and without the inline region.
 fn header_code() -> String {
-    let text = std::fs::read_to_string(common::package_dir().join("include/onewayalloc.h"))
-        .expect("the header");
+    let text = header_text();
+    let start = text.find(INLINE_START).expect("the inline region");
+    let end = text[start..].find(INLINE_END).expect("its end") + start + INLINE_END.len();
+    let text = format!("{}{}", &text[..start], &text[end..]);
     let mut code = String::new();
     let mut rest = text.as_str();
     while let Some(start) = rest.find("/*") {
@@ -110,6 +124,28 @@ fn the_header_declares_netdatas_prototypes_and_the_two_additions() {
 #[test]
 fn the_header_declares_the_handle_type_as_netdata_does() {
     assert!(header_code().contains("typedef void ONEWAYALLOC;"));
+}
+
+/// The inline region defines `onewayalloc_mallocz` as a macro over the inline
+/// function, after the prototype (which the macro would otherwise rewrite), calls
+/// the out-of-line path of the same ABI version, and declares nothing else.
+#[test]
+fn the_inline_region_is_the_macro_over_the_versioned_inline_function() {
+    let text = header_text();
+    let start = text.find(INLINE_START).expect("the inline region");
+    let prototype = text
+        .find("void *onewayalloc_mallocz(ONEWAYALLOC *owa, size_t size);")
+        .expect("the prototype");
+    assert!(prototype < start, "the prototype comes before the macro");
+    let region = &text[start..];
+    let region = &region[..region.find(INLINE_END).expect("its end")];
+    assert!(text.contains("#define ONEWAYALLOC_CURSOR_ABI 1"));
+    assert!(region.contains(
+        "#define onewayalloc_mallocz(owa, size) onewayalloc_mallocz_inline_v1((owa), (size))"
+    ));
+    assert!(region.contains("return onewayalloc_mallocz_slow_v1(owa, size);"));
+    let functions = region.matches("ONEWAYALLOC_INLINE_ void *").count();
+    assert_eq!(functions, 1, "one inline function");
 }
 
 #[test]
