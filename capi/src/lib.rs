@@ -777,6 +777,12 @@ pub unsafe extern "C" fn onewayalloc_freez(owa: *mut ONEWAYALLOC, ptr: *const c_
             let Some(block) = NonNull::new(ptr.cast_mut().cast::<u8>()) else {
                 return Ok(());
             };
+            if !SEPARATE_BLOCKS {
+                // The page mode frees nothing: the arena is not touched, so the
+                // inline blocks need not be taken in.
+                // SAFETY: the caller's guarantee for `owa` (the header's contract).
+                return unsafe { handle(owa) }.map(drop).ok_or(Reason::NullArena);
+            }
             let call = |handle: &Handle| {
                 // SAFETY: the caller's guarantee: the block is not used afterwards.
                 unsafe { handle.arena.free_by_address(block) }

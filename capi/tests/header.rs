@@ -30,7 +30,8 @@ const PROTOTYPES: [&str; 16] = [
 ];
 
 /// The region of the header that `ONEWAYALLOC_NO_INLINE` leaves out: the inline
-/// `onewayalloc_mallocz` (a definition, not a declaration) and its macro.
+/// calls (definitions, not declarations) and their macros. It starts at the last
+/// `#ifndef ONEWAYALLOC_NO_INLINE` (the first guards `#include <string.h>`).
 const INLINE_START: &str = "#ifndef ONEWAYALLOC_NO_INLINE";
 const INLINE_END: &str = "#endif /* ONEWAYALLOC_NO_INLINE */";
 
@@ -43,7 +44,7 @@ fn header_text() -> String {
 /// The header's text without its comments and without the inline region.
 fn header_code() -> String {
     let text = header_text();
-    let start = text.find(INLINE_START).expect("the inline region");
+    let start = text.rfind(INLINE_START).expect("the inline region");
     let end = text[start..].find(INLINE_END).expect("its end") + start + INLINE_END.len();
     let text = format!("{}{}", &text[..start], &text[end..]);
     let mut code = String::new();
@@ -126,26 +127,46 @@ fn the_header_declares_the_handle_type_as_netdata_does() {
     assert!(header_code().contains("typedef void ONEWAYALLOC;"));
 }
 
-/// The inline region defines `onewayalloc_mallocz` as a macro over the inline
-/// function, after the prototype (which the macro would otherwise rewrite), calls
-/// the out-of-line path of the same ABI version, and declares nothing else.
+/// The inline region defines the four inlined calls as macros over inline
+/// functions of the ABI version, after their prototypes (which the macros would
+/// otherwise rewrite); on a miss each calls the library by the function's own name
+/// (parenthesized, so the macro does not expand), `mallocz` through its versioned
+/// out-of-line path.
 #[test]
-fn the_inline_region_is_the_macro_over_the_versioned_inline_function() {
+fn the_inline_region_defines_the_four_calls_as_macros_over_versioned_functions() {
     let text = header_text();
-    let start = text.find(INLINE_START).expect("the inline region");
-    let prototype = text
-        .find("void *onewayalloc_mallocz(ONEWAYALLOC *owa, size_t size);")
-        .expect("the prototype");
-    assert!(prototype < start, "the prototype comes before the macro");
+    let start = text.rfind(INLINE_START).expect("the inline region");
     let region = &text[start..];
     let region = &region[..region.find(INLINE_END).expect("its end")];
     assert!(text.contains("#define ONEWAYALLOC_CURSOR_ABI 1"));
-    assert!(region.contains(
-        "#define onewayalloc_mallocz(owa, size) onewayalloc_mallocz_inline_v1((owa), (size))"
-    ));
-    assert!(region.contains("return onewayalloc_mallocz_slow_v1(owa, size);"));
-    let functions = region.matches("ONEWAYALLOC_INLINE_ void *").count();
-    assert_eq!(functions, 1, "one inline function");
+    let calls = [
+        ("mallocz", "(owa, size)", "((owa), (size))"),
+        ("callocz", "(owa, nmemb, size)", "((owa), (nmemb), (size))"),
+        ("strdupz", "(owa, s)", "((owa), (s))"),
+        ("memdupz", "(owa, src, size)", "((owa), (src), (size))"),
+    ];
+    for (name, parameters, arguments) in calls {
+        let prototype = text
+            .find(&format!("onewayalloc_{name}(ONEWAYALLOC *owa"))
+            .expect("the prototype");
+        assert!(
+            prototype < start,
+            "{name}: the prototype comes before the macro"
+        );
+        let define = format!(
+            "#define onewayalloc_{name}{parameters} onewayalloc_{name}_inline_v1{arguments}"
+        );
+        assert!(region.contains(&define), "{define}");
+        let miss = if name == "mallocz" {
+            "return onewayalloc_mallocz_slow_v1(owa, size);".to_owned()
+        } else {
+            format!(
+                "return (onewayalloc_{name})({})",
+                &parameters[1..parameters.len() - 1]
+            )
+        };
+        assert!(region.contains(&miss), "{miss}");
+    }
 }
 
 #[test]

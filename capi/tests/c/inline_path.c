@@ -1,6 +1,6 @@
 /*
- * The header's inline onewayalloc_mallocz() over `struct onewayalloc_cursor`
- * (ABI version 1), in both modes: the blocks it bumps are placed exactly as the
+ * The header's inline onewayalloc_mallocz() (and callocz, strdupz, memdupz) over
+ * `struct onewayalloc_cursor` (ABI version 1), in both modes: the blocks it bumps are placed exactly as the
  * library places them (16-byte aligned, each right after the previous one), up to
  * the last byte of a page and no further; the cursor is handed back after every
  * other call (reset, trim, doublesize, freez, strdupz, add_cleanup, cleanups that
@@ -294,6 +294,55 @@ static void inline_cleanups(void) {
     CHECK_EQ(allocating.runs, 4);
 }
 
+/* The inline callocz(), strdupz() and memdupz(): zeroed and copied bytes on
+ * reused (dirty) pages, placed like the library's, exact sizes for doublesize,
+ * and the sizes of 0 served as 1 byte by the library. */
+static void zeroing_and_copies(void) {
+    ONEWAYALLOC *owa = onewayalloc_create(0);
+    for (int round = 0; round < 3; round++) {
+        unsigned char *dirty = onewayalloc_mallocz(owa, 32 * KIB);
+        memset(dirty, 0xff, 32 * KIB);
+        onewayalloc_reset(owa);
+        unsigned char *prev = NULL;
+        size_t prev_size = 0;
+        for (size_t n = 1; n <= 40; n++) {
+            unsigned char *z = onewayalloc_callocz(owa, n, 3);
+            CHECK(aligned16(z));
+            for (size_t i = 0; i < 3 * n; i++)
+                CHECK(z[i] == 0);
+            if (PAGE_MODE && prev)
+                CHECK(z == prev + round16(prev_size));
+            memset(z, 0xff, 3 * n);
+            prev = z;
+            prev_size = 3 * n;
+        }
+        /* A product of 0: a distinct block of 1 byte, from the library (served like
+         * mallocz(owa, 0): its byte is not zeroed). */
+        unsigned char *z0 = onewayalloc_callocz(owa, 0, 8);
+        unsigned char *z1 = onewayalloc_callocz(owa, (size_t)1 << 40, 0);
+        CHECK(z0 != z1 && aligned16(z0) && aligned16(z1));
+        /* The most recent block is the last inline one, with its exact size. */
+        char *s = onewayalloc_strdupz(owa, "system.cpu.user");
+        CHECK(strcmp(s, "system.cpu.user") == 0 && aligned16(s));
+        char *s2 = onewayalloc_doublesize(owa, s, 16);
+        if (PAGE_MODE)
+            CHECK(s2 == s);
+        CHECK(strcmp(s2, "system.cpu.user") == 0);
+        char *empty = onewayalloc_strdupz(owa, "");
+        CHECK(empty[0] == '\0' && empty != s2);
+        static const double values[3] = {1.5, 2.5, 3.5};
+        double *copy = onewayalloc_memdupz(owa, values, sizeof values);
+        CHECK(aligned16(copy) && copy[0] == 1.5 && copy[2] == 3.5);
+        if (PAGE_MODE)
+            CHECK((char *)copy == empty + 16);
+        void *m0 = onewayalloc_memdupz(owa, values, 0);
+        void *m1 = onewayalloc_memdupz(owa, NULL, 0);
+        CHECK(m0 != m1 && m0 != NULL && m1 != NULL);
+        check_cursor(owa);
+    }
+    onewayalloc_destroy(owa);
+}
+
 /* The sanitizer mode: every block went through the library, which counts it. */
 static void sanitizer_mode_misses_every_time(void) {
     if (!SEPARATE_BLOCKS)
@@ -335,7 +384,7 @@ int main(int argc, char **argv) {
         c->pos = c->end + 4096; /* the program overwrote the struct */
         const char *x = "x";
         printf("s=%p\n", (const void *)x);
-        onewayalloc_strdupz(owa, x);
+        (onewayalloc_strdupz)(owa, x); /* the library's, not the inline call */
         puts("survived");
         return 0;
     }
@@ -345,6 +394,7 @@ int main(int argc, char **argv) {
     reset_then_reuse();
     interleaved_with_the_library();
     inline_cleanups();
+    zeroing_and_copies();
     sanitizer_mode_misses_every_time();
     CHECK_EQ(onewayalloc_allocated_memory(), 0);
     puts("inline path: ok");
