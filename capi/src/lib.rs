@@ -28,10 +28,17 @@
 //!
 //! # Design
 //!
-//! - The handle (`ONEWAYALLOC *`) is a boxed `Handle`: a `OneWayAlloc<Counting>`
-//!   and the most recent block a call of this arena handed out. `Counting` is the
-//!   global allocator with every byte counted, which is what
-//!   [`onewayalloc_allocated_memory`] reports.
+//! - The handle (`ONEWAYALLOC *`) is a boxed `Handle`: the header's `struct
+//!   onewayalloc_cursor` first, a `OneWayAlloc<Counting>`, and the most recent
+//!   block a call of this arena handed out. `Counting` is the global allocator with
+//!   every byte counted, which is what [`onewayalloc_allocated_memory`] reports.
+//! - The header inlines `mallocz`, `callocz`, `strdupz` and `memdupz`: they bump
+//!   the cursor's `pos..end` (the free bytes of the arena's current page) without
+//!   calling the library. Every other call takes those blocks in first (the arena's
+//!   cursor moves up to `pos`; the last inline block, `last..pos`, becomes the most
+//!   recent block) and hands the free span back before returning to C or running a
+//!   cleanup. In the sanitizer mode the span is empty, so every block comes here.
+//!   The struct's layout is ABI version 1 (`onewayalloc_mallocz_slow_v1`).
 //! - Every block comes from `alloc_bytes`, 16-byte aligned like `malloc`. `freez`
 //!   and `doublesize` work by address through the crate's hidden by-address calls,
 //!   which in the sanitizer mode look the block's exact layout up in the arena's
@@ -364,12 +371,12 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
     entry(
         move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
         || {
-            // SAFETY: the caller's guarantee. The cleanups run through a shared
-            // reference first, so that a cleanup may call back into the arena
-            // (allocate, add a cleanup) through its handle.
             // The cleanups may allocate inline too: the cursor is in sync while
             // they run (`sync_in` leaves it as it is), and what they bump is
             // released by the reset with the rest.
+            // SAFETY: the caller's guarantee. The cleanups run through a shared
+            // reference first, so that a cleanup may call back into the arena
+            // (allocate, add a cleanup) through its handle.
             if let Some(handle) = unsafe { handle(owa) } {
                 handle.sync_in()?;
                 // SAFETY: the caller's guarantee: no block is used after the reset,
