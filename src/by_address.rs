@@ -226,9 +226,16 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// ```
     /// let arena = onewayalloc::OneWayAlloc::new();
     /// assert!(!arena.claim_until(0));
-    /// if let Some((cursor, _)) = arena.free_span() {
-    ///     assert!(arena.claim_until(cursor.addr().get()));
+    /// if let Some((cursor, end)) = arena.free_span() {
+    ///     let (cursor, end) = (cursor.addr().get(), end.addr().get());
+    ///     assert!(arena.claim_until(cursor));
     ///     assert_eq!(arena.stats().used, 0);
+    ///     assert!(!arena.claim_until(end + 1), "past the page end");
+    ///     assert!(arena.claim_until(cursor + 100));
+    ///     assert!(!arena.claim_until(cursor + 99), "behind the cursor");
+    ///     assert_eq!(arena.stats().used, 100);
+    ///     assert!(arena.claim_until(end));
+    ///     assert_eq!(arena.free_span().map(|(c, e)| e.addr().get() - c.addr().get()), Some(0));
     /// }
     /// ```
     #[doc(hidden)]
