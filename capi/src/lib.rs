@@ -204,6 +204,30 @@ impl Handle {
             .set(ptr::without_provenance_mut(self.last.get().start));
     }
 
+    /// The header's inline bump, done by the library: `size` bytes, 16-byte aligned,
+    /// out of the cursor's span, recorded as the inline path records them; `None`
+    /// when they do not fit, for a size of 0, and in the sanitizer mode (the span
+    /// is empty).
+    fn bump(&self, size: usize) -> Option<NonNull<u8>> {
+        let pos = self.cursor.pos.get();
+        // `pos <= end`, and `end` is 16-byte aligned (see `Cursor`).
+        let room = self.cursor.end.get().addr().checked_sub(pos.addr())?;
+        let pad = pos.addr().wrapping_neg() % BLOCK_ALIGN;
+        if size == 0 || size > room.checked_sub(pad)? {
+            return None;
+        }
+        // SAFETY: `pos + pad + size <= end`: inside the current page (or at its
+        // end), whose provenance `pos` carries (`sync_out` took it from the arena's
+        // cursor, or the inline path moved it within the page).
+        let (block, next) = unsafe {
+            let block = pos.add(pad);
+            (block, block.add(size))
+        };
+        self.cursor.pos.set(next);
+        self.cursor.last.set(block);
+        NonNull::new(block)
+    }
+
     /// A new handle of `arena`; its cursor is set by [`sync_out`](Self::sync_out)
     /// once the handle is at its final address.
     fn new(arena: Arena) -> Handle {
@@ -260,6 +284,19 @@ unsafe fn with_live<T>(
     let result = call(handle);
     handle.sync_out();
     result
+}
+
+/// The exported allocating calls' fast path: the header's inline bump (see
+/// [`Handle::bump`]), for programs that call the library's functions (built with
+/// `ONEWAYALLOC_NO_INLINE`, through a function pointer, or against an older
+/// header). `None` for a NULL arena and whenever the inline path would miss: the
+/// caller then takes its full path, which checks and syncs.
+///
+/// # Safety
+/// `owa` must be NULL or a live handle used by this thread only.
+unsafe fn bump(owa: *mut ONEWAYALLOC, size: usize) -> Option<NonNull<u8>> {
+    // SAFETY: the caller's guarantee.
+    unsafe { handle(owa) }?.bump(size)
 }
 
 /// `size` bytes, 16-byte aligned, remembered as the most recent block; 0 bytes are
@@ -551,6 +588,10 @@ pub unsafe extern "C" fn onewayalloc_add_cleanup(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_mallocz(owa: *mut ONEWAYALLOC, size: usize) -> *mut c_void {
     // SAFETY: the caller's guarantee for `owa` (the header's contract).
+    if let Some(block) = unsafe { bump(owa, size) } {
+        return block.as_ptr().cast();
+    }
+    // SAFETY: as above.
     unsafe { mallocz(owa, size) }
 }
 
@@ -620,6 +661,14 @@ pub unsafe extern "C" fn onewayalloc_callocz(
     nmemb: usize,
     size: usize,
 ) -> *mut c_void {
+    if let Some(total) = nmemb.checked_mul(size) {
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        if let Some(block) = unsafe { bump(owa, total) } {
+            // SAFETY: the block holds `total` bytes.
+            unsafe { block.write_bytes(0, total) };
+            return block.as_ptr().cast();
+        }
+    }
     entry(
         move |line| {
             write!(
@@ -663,6 +712,16 @@ pub unsafe extern "C" fn onewayalloc_strdupz(
     owa: *mut ONEWAYALLOC,
     s: *const c_char,
 ) -> *mut c_char {
+    if !s.is_null() {
+        // SAFETY: the caller's guarantee: `s` is NUL-terminated.
+        let with_nul = unsafe { CStr::from_ptr(s) }.to_bytes_with_nul();
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        if let Some(copy) = unsafe { bump(owa, with_nul.len()) } {
+            // SAFETY: the block holds `with_nul.len()` bytes and is fresh.
+            unsafe { ptr::copy_nonoverlapping(with_nul.as_ptr(), copy.as_ptr(), with_nul.len()) };
+            return copy.as_ptr().cast();
+        }
+    }
     entry(
         move |line| {
             write!(
@@ -717,6 +776,15 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
     src: *const c_void,
     size: usize,
 ) -> *mut c_void {
+    if let Some(from) = NonNull::new(src.cast_mut().cast::<u8>()) {
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        if let Some(copy) = unsafe { bump(owa, size) } {
+            // SAFETY: `from` is valid for reads of `size` bytes (the caller's
+            // guarantee); the block holds `size` bytes and is fresh.
+            unsafe { ptr::copy_nonoverlapping(from.as_ptr(), copy.as_ptr(), size) };
+            return copy.as_ptr().cast();
+        }
+    }
     entry(
         move |line| {
             write!(
