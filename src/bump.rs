@@ -572,6 +572,37 @@ impl<A: Allocator> BumpCore<A> {
     }
 }
 
+/// The free span of the current page, for the C API's inline allocation path
+/// (`capi/`, see `OneWayAlloc::free_span`): kept apart from the fast path above.
+impl<A: Allocator> BumpCore<A> {
+    /// The cursor and the current page's end: the bytes in between are free. Both
+    /// carry the page's provenance.
+    pub(crate) fn free_span(&self) -> (NonNull<u8>, NonNull<u8>) {
+        let cursor = self.cursor.get();
+        // The cursor is at or before the page end: no underflow.
+        let room = self.end.get() - cursor.addr().get();
+        // SAFETY: `cursor + room` is the current page's end, one past its last byte,
+        // within the page whose provenance the cursor carries.
+        (cursor, unsafe { cursor.add(room) })
+    }
+
+    /// Moves the cursor forward to `addr`, handing out the bytes before it, if `addr`
+    /// lies between the cursor and the current page's end; returns whether it did.
+    pub(crate) fn claim_until(&self, addr: usize) -> bool {
+        let cursor = self.cursor.get();
+        let Some(by) = addr.checked_sub(cursor.addr().get()) else {
+            return false;
+        };
+        if addr > self.end.get() {
+            return false;
+        }
+        // SAFETY: `cursor <= addr <= end`: the new cursor stays inside the current
+        // page (or one past its end), whose provenance the cursor carries.
+        self.cursor.set(unsafe { cursor.add(by) });
+        true
+    }
+}
+
 /// Marks the branch that calls it as unlikely, so that the compiler lays out the
 /// fast path straight, without a taken jump (measured: `alloc_str` in a loop took
 /// 1.2x the time with the fast path behind a jump).

@@ -186,4 +186,68 @@ impl<A: Allocator> OneWayAlloc<A> {
             Ok(unsafe { self.core().resize::<AllocError>(block, old, new) }?)
         }
     }
+
+    /// The free bytes of the current page, `(cursor, end)`, for a caller that bumps
+    /// blocks out of them itself: the C API's inline `onewayalloc_mallocz`. Such a
+    /// caller hands out what it bumped with [`claim_until`](Self::claim_until)
+    /// before any other call on the arena, which knows nothing of those blocks
+    /// until then. Both pointers carry the page's provenance. `None` in the
+    /// sanitizer mode, where there are no pages.
+    ///
+    /// # Examples
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// if let Some((cursor, end)) = arena.free_span() {
+    ///     assert!(cursor < end);
+    ///     // SAFETY: 8 of the free bytes, bumped by hand: at or before the end.
+    ///     let after = unsafe { cursor.add(8) };
+    ///     assert!(arena.claim_until(after.addr().get()));
+    ///     assert_eq!(arena.stats().used, 8);
+    /// }
+    /// ```
+    #[doc(hidden)]
+    pub fn free_span(&self) -> Option<(NonNull<u8>, NonNull<u8>)> {
+        #[cfg(onewayalloc_separate_blocks)]
+        {
+            None
+        }
+        #[cfg(not(onewayalloc_separate_blocks))]
+        {
+            Some(self.core().free_span())
+        }
+    }
+
+    /// Hands out the free bytes of the current page up to `addr`, which a caller
+    /// bumped blocks out of after [`free_span`](Self::free_span): the cursor moves
+    /// to `addr`. Returns `false`, and changes nothing, if `addr` is not between
+    /// the cursor and the current page's end (always in the sanitizer mode).
+    ///
+    /// # Examples
+    /// ```
+    /// let arena = onewayalloc::OneWayAlloc::new();
+    /// assert!(!arena.claim_until(0));
+    /// if let Some((cursor, end)) = arena.free_span() {
+    ///     let (cursor, end) = (cursor.addr().get(), end.addr().get());
+    ///     assert!(arena.claim_until(cursor));
+    ///     assert_eq!(arena.stats().used, 0);
+    ///     assert!(!arena.claim_until(end + 1), "past the page end");
+    ///     assert!(arena.claim_until(cursor + 100));
+    ///     assert!(!arena.claim_until(cursor + 99), "behind the cursor");
+    ///     assert_eq!(arena.stats().used, 100);
+    ///     assert!(arena.claim_until(end));
+    ///     assert_eq!(arena.free_span().map(|(c, e)| e.addr().get() - c.addr().get()), Some(0));
+    /// }
+    /// ```
+    #[doc(hidden)]
+    pub fn claim_until(&self, addr: usize) -> bool {
+        #[cfg(onewayalloc_separate_blocks)]
+        {
+            let _ = addr;
+            false
+        }
+        #[cfg(not(onewayalloc_separate_blocks))]
+        {
+            self.core().claim_until(addr)
+        }
+    }
 }

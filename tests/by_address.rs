@@ -325,3 +325,67 @@ fn keeping_more_than_the_most_recent_block_is_refused_in_both_modes() {
     }
     assert_eq!(arena.stats().used, 64 + 16, "nothing was allocated");
 }
+
+/// `free_span` and `claim_until`, which the C API's inline `onewayalloc_mallocz`
+/// bumps through: the span is the current page's free bytes; claiming hands out
+/// exactly the bytes up to an address between the cursor and the page end, and
+/// refuses any other address without moving; the arena's own blocks then follow
+/// the claimed bytes. The sanitizer mode has no span and claims nothing.
+#[test]
+fn claiming_hands_out_the_free_span_up_to_an_address() {
+    let arena = OneWayAlloc::new();
+    let first = filled(&arena, 24, pattern);
+    if SEPARATE_BLOCKS {
+        assert!(!arena.claim_until(first.addr().get() + 24));
+        assert_eq!(arena.free_span(), None);
+        return;
+    }
+    let (cursor, end) = arena.free_span().expect("the page mode has a span");
+    let (cursor, end) = (cursor.addr().get(), end.addr().get());
+    assert_eq!(
+        cursor,
+        first.addr().get() + 24,
+        "the span starts after the block"
+    );
+    assert!(cursor < end);
+    let stats = arena.stats();
+    assert_eq!(
+        end - cursor,
+        stats.capacity - onewayalloc::PAGE_HEADER_SIZE - 24,
+        "the span runs to the first page's end"
+    );
+    // Refused, the cursor unmoved: behind it, past the page end, far away.
+    for addr in [cursor - 1, end + 1, 0, usize::MAX] {
+        assert!(!arena.claim_until(addr), "{addr:#x}");
+        assert_eq!(arena.stats().used, 24);
+    }
+    assert!(
+        arena.claim_until(cursor),
+        "the cursor itself: nothing claimed"
+    );
+    assert_eq!(arena.stats().used, 24);
+    assert!(arena.claim_until(cursor + 40));
+    assert_eq!(arena.stats().used, 64);
+    assert!(!arena.claim_until(cursor + 39), "behind the new cursor");
+    let span = arena
+        .free_span()
+        .map(|(c, e)| (c.addr().get(), e.addr().get()));
+    assert_eq!(span, Some((cursor + 40, end)));
+    // The arena's next block follows the claimed bytes (16-byte aligned).
+    let next = filled(&arena, 8, pattern);
+    assert_eq!(next.addr().get(), (cursor + 40).next_multiple_of(16));
+    // Up to the page end exactly, then the next block is in another page.
+    assert!(arena.claim_until(end));
+    assert_eq!(
+        arena
+            .free_span()
+            .map(|(c, e)| e.addr().get() - c.addr().get()),
+        Some(0)
+    );
+    assert_eq!(arena.stats().used, end - cursor + 24);
+    let other = filled(&arena, 8, pattern);
+    assert!(other.addr().get() >= end || other.addr().get() < cursor);
+    assert_eq!(arena.stats().pages, 2);
+    // SAFETY: the first block holds 24 initialized bytes.
+    assert_eq!(unsafe { bytes_at(first, 24) }, expected(24, pattern));
+}

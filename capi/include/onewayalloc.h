@@ -83,6 +83,9 @@
 #define ONEWAYALLOC_H
 
 #include <stddef.h>
+#ifndef ONEWAYALLOC_NO_INLINE
+#include <string.h> /* memset, memcpy and strlen for the inline calls */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,7 +93,9 @@ extern "C" {
 
 /*
  * An arena. Handles are `ONEWAYALLOC *`, created by onewayalloc_create() and
- * ended by onewayalloc_destroy(); the type is opaque.
+ * ended by onewayalloc_destroy(); the type is opaque, except for the `struct
+ * onewayalloc_cursor` at its start that the inline onewayalloc_mallocz() reads (see
+ * "THE INLINE FAST PATH" at the end of this header).
  */
 typedef void ONEWAYALLOC;
 
@@ -161,6 +166,13 @@ void onewayalloc_add_cleanup(ONEWAYALLOC *owa, void (*cleanup)(void *), void *ar
  * every call returns a different pointer and onewayalloc_freez() accepts it in
  * both modes. Never returns NULL; a NULL arena or a size that cannot be allocated
  * is fatal.
+ *
+ * Calls are inlined: the header defines onewayalloc_mallocz(owa, size) as a macro
+ * over a static inline function that bumps the arena's current page itself and
+ * calls the library only when the page has no room (see "THE INLINE FAST PATH"
+ * below); so are onewayalloc_callocz(), _strdupz() and _memdupz(). The functions
+ * themselves are exported too, so `&onewayalloc_mallocz` and
+ * `(onewayalloc_mallocz)(owa, size)` call the library.
  */
 void *onewayalloc_mallocz(ONEWAYALLOC *owa, size_t size);
 
@@ -266,6 +278,140 @@ size_t onewayalloc_mul3_or_fatal(size_t nmemb1, size_t nmemb2, size_t size, cons
  * stored atomically, so it can be set or replaced from any thread at any time.
  */
 void onewayalloc_set_fatal_handler(void (*handler)(const char *message));
+
+/*
+ * THE INLINE FAST PATH (ABI version 1)
+ *
+ * A handle starts with a `struct onewayalloc_cursor`: the free bytes `pos..end`
+ * of the arena's current page, and `last`, the start of the block the inline path
+ * bumped last. onewayalloc_mallocz() is inlined into the caller: it rounds `pos` up
+ * to 16 bytes, and if `size` (not 0) fits before `end` it hands out that address,
+ * moves `pos` to exactly `size` bytes after it and records it in `last`; otherwise
+ * (the page is full, a size of 0, a NULL arena, the sanitizer mode) it calls
+ * onewayalloc_mallocz_slow_v1(), which is onewayalloc_mallocz() in the library.
+ * onewayalloc_callocz(), onewayalloc_strdupz() and onewayalloc_memdupz() are
+ * inlined the same way (the bump, then memset() or memcpy()); they call their own
+ * function in the library when the bump misses and for every input that is fatal
+ * (an overflowing product, a NULL string or source), so the fatal line is the
+ * same. So the common call costs a few instructions and no call, like the linear
+ * buffer of Netdata's article, and every rule stated above still holds. The other
+ * calls are not inlined.
+ *
+ * The rules this creates:
+ *   - The struct's layout is part of the ABI. It changes only with a new ABI
+ *     version: ONEWAYALLOC_CURSOR_ABI and the `_v1` in the out-of-line function's
+ *     name change, and so does the shared library's SONAME, so a program compiled
+ *     against another version of this header does not link or load against it.
+ *   - The library owns the struct: a program never writes it except through
+ *     the inline calls (and never reads it to learn anything: it may change at
+ *     any call). Every other call takes the inline blocks in first: they are
+ *     blocks of the arena like any other (onewayalloc_doublesize() grows the most
+ *     recent one in place, onewayalloc_freez() accepts them), and the arena knows
+ *     their exact sizes, since an inline block ends exactly at `pos`.
+ *   - The inline path never runs concurrently with another call on the same
+ *     arena: the threading rule above already forbids that.
+ *   - In the sanitizer mode `pos == end`, so every block goes through the library,
+ *     where AddressSanitizer and Valgrind see it.
+ *   - Define ONEWAYALLOC_NO_INLINE before including this header to call the
+ *     library for every block (the struct and the out-of-line function are
+ *     still declared).
+ */
+#define ONEWAYALLOC_CURSOR_ABI 1
+
+struct onewayalloc_cursor {
+    char *pos;  /* the next free byte of the current page */
+    char *end;  /* the end of the current page, 16-byte aligned; pos <= end */
+    char *last; /* the start of the block the inline path handed out last */
+};
+
+/*
+ * onewayalloc_mallocz() in the library, for the inline path when it cannot bump.
+ * A fatal line names onewayalloc_mallocz.
+ */
+void *onewayalloc_mallocz_slow_v1(ONEWAYALLOC *owa, size_t size);
+
+#ifndef ONEWAYALLOC_NO_INLINE
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
+#define ONEWAYALLOC_INLINE_ static inline
+#elif defined(__GNUC__)
+#define ONEWAYALLOC_INLINE_ static __inline__
+#else
+#define ONEWAYALLOC_INLINE_ static
+#endif
+#if defined(__GNUC__)
+#define ONEWAYALLOC_LIKELY_(x) __builtin_expect(!!(x), 1)
+#else
+#define ONEWAYALLOC_LIKELY_(x) (x)
+#endif
+
+/* The bump: `size` (1 or more) bytes from the current page, 16-byte aligned, or
+ * NULL when they do not fit (or for a size of 0, or a NULL arena). */
+ONEWAYALLOC_INLINE_ char *onewayalloc_bump_v1_(ONEWAYALLOC *owa, size_t size) {
+    struct onewayalloc_cursor *cursor = (struct onewayalloc_cursor *)owa;
+    if (ONEWAYALLOC_LIKELY_(owa != NULL)) {
+        /* `pos` rounded up to 16 bytes: at most `end`, which is 16-byte aligned. */
+        char *block = (char *)(((size_t)cursor->pos + 15u) & ~(size_t)15u);
+        /* `size - 1 < room`: 1 <= size <= room (a size of 0 wraps and misses). */
+        if (ONEWAYALLOC_LIKELY_(size - 1u < (size_t)(cursor->end - block))) {
+            cursor->pos = block + size;
+            cursor->last = block;
+            return block;
+        }
+    }
+    return NULL;
+}
+
+ONEWAYALLOC_INLINE_ void *onewayalloc_mallocz_inline_v1(ONEWAYALLOC *owa, size_t size) {
+    char *block = onewayalloc_bump_v1_(owa, size);
+    if (ONEWAYALLOC_LIKELY_(block != NULL))
+        return block;
+    return onewayalloc_mallocz_slow_v1(owa, size);
+}
+
+ONEWAYALLOC_INLINE_ void *onewayalloc_callocz_inline_v1(ONEWAYALLOC *owa, size_t nmemb,
+                                                        size_t size) {
+    /* An overflowing product goes to the library, which takes the fatal path. */
+    size_t bytes;
+#if defined(__GNUC__) && (__GNUC__ >= 5 || defined(__clang__))
+    if (ONEWAYALLOC_LIKELY_(!__builtin_mul_overflow(nmemb, size, &bytes))) {
+#else
+    bytes = nmemb * size;
+    if (size == 0 || nmemb <= (size_t)-1 / size) {
+#endif
+        char *block = onewayalloc_bump_v1_(owa, bytes);
+        if (ONEWAYALLOC_LIKELY_(block != NULL))
+            return memset(block, 0, bytes);
+    }
+    return (onewayalloc_callocz)(owa, nmemb, size);
+}
+
+ONEWAYALLOC_INLINE_ char *onewayalloc_strdupz_inline_v1(ONEWAYALLOC *owa, const char *s) {
+    /* A NULL string goes to the library, which takes the fatal path. */
+    if (ONEWAYALLOC_LIKELY_(s != NULL)) {
+        size_t bytes = strlen(s) + 1;
+        char *block = onewayalloc_bump_v1_(owa, bytes);
+        if (ONEWAYALLOC_LIKELY_(block != NULL))
+            return (char *)memcpy(block, s, bytes);
+    }
+    return (onewayalloc_strdupz)(owa, s);
+}
+
+ONEWAYALLOC_INLINE_ void *onewayalloc_memdupz_inline_v1(ONEWAYALLOC *owa, const void *src,
+                                                        size_t size) {
+    /* A size of 0 (served as 1 byte) and a NULL source go to the library. */
+    if (ONEWAYALLOC_LIKELY_(src != NULL)) {
+        char *block = onewayalloc_bump_v1_(owa, size);
+        if (ONEWAYALLOC_LIKELY_(block != NULL))
+            return memcpy(block, src, size);
+    }
+    return (onewayalloc_memdupz)(owa, src, size);
+}
+
+#define onewayalloc_mallocz(owa, size) onewayalloc_mallocz_inline_v1((owa), (size))
+#define onewayalloc_callocz(owa, nmemb, size) onewayalloc_callocz_inline_v1((owa), (nmemb), (size))
+#define onewayalloc_strdupz(owa, s) onewayalloc_strdupz_inline_v1((owa), (s))
+#define onewayalloc_memdupz(owa, src, size) onewayalloc_memdupz_inline_v1((owa), (src), (size))
+#endif /* ONEWAYALLOC_NO_INLINE */
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -113,6 +113,10 @@ pub(crate) enum Reason {
     /// Page mode: `doublesize`'s bytes run past the end of the arena's most recent
     /// block, `bytes` after `src`.
     RunsPastLastBlock { bytes: usize },
+    /// Page mode: the handle's `struct onewayalloc_cursor` (the header's inline
+    /// path) points outside the arena's current page: the handle was overwritten,
+    /// or is not a live handle.
+    BadCursor,
 }
 
 impl fmt::Display for Reason {
@@ -141,6 +145,10 @@ impl fmt::Display for Reason {
                 f,
                 "oldsize runs past the end of the arena's most recent block, \
                  {bytes} bytes after src"
+            ),
+            Reason::BadCursor => f.write_str(
+                "the handle's struct onewayalloc_cursor points outside the arena's \
+                 current page (the handle was overwritten, or is not a live handle)",
             ),
         }
     }

@@ -28,10 +28,17 @@
 //!
 //! # Design
 //!
-//! - The handle (`ONEWAYALLOC *`) is a boxed `Handle`: a `OneWayAlloc<Counting>`
-//!   and the most recent block a call of this arena handed out. `Counting` is the
-//!   global allocator with every byte counted, which is what
-//!   [`onewayalloc_allocated_memory`] reports.
+//! - The handle (`ONEWAYALLOC *`) is a boxed `Handle`: the header's `struct
+//!   onewayalloc_cursor` first, a `OneWayAlloc<Counting>`, and the most recent
+//!   block a call of this arena handed out. `Counting` is the global allocator with
+//!   every byte counted, which is what [`onewayalloc_allocated_memory`] reports.
+//! - The header inlines `mallocz`, `callocz`, `strdupz` and `memdupz`: they bump
+//!   the cursor's `pos..end` (the free bytes of the arena's current page) without
+//!   calling the library. Every other call takes those blocks in first (the arena's
+//!   cursor moves up to `pos`; the last inline block, `last..pos`, becomes the most
+//!   recent block) and hands the free span back before returning to C or running a
+//!   cleanup. In the sanitizer mode the span is empty, so every block comes here.
+//!   The struct's layout is ABI version 1 (`onewayalloc_mallocz_slow_v1`).
 //! - Every block comes from `alloc_bytes`, 16-byte aligned like `malloc`. `freez`
 //!   and `doublesize` work by address through the crate's hidden by-address calls,
 //!   which in the sanitizer mode look the block's exact layout up in the arena's
@@ -94,12 +101,42 @@ pub const SEPARATE_BLOCKS: bool = onewayalloc::SEPARATE_BLOCKS;
 /// The arena of an `ONEWAYALLOC *`.
 type Arena = OneWayAlloc<Counting>;
 
-/// What an `ONEWAYALLOC *` points to: the arena, and the most recent block a call
-/// handed out from it, which only `onewayalloc_doublesize` may grow in place.
+/// What an `ONEWAYALLOC *` points to: the inline path's cursor (first, at offset
+/// 0: the header reads it), the arena, and the most recent block a call handed out
+/// from it, which only `onewayalloc_doublesize` may grow in place.
+#[repr(C)]
 struct Handle {
+    cursor: Cursor,
     arena: Arena,
     last: Cell<LastBlock>,
 }
+
+/// The header's `struct onewayalloc_cursor` (ABI version 1, `ONEWAYALLOC_CURSOR_ABI`):
+/// the free bytes of the arena's current page, `pos..end`, out of which the header's
+/// inline `onewayalloc_mallocz` bumps blocks without calling the library, and the
+/// start of the last block it bumped. Its layout is part of the ABI: changing it
+/// renames `onewayalloc_mallocz_slow_v1` and changes the SONAME.
+///
+/// Who moves what: between calls C owns `pos` and `last` (the inline path moves them
+/// forward), while the arena's own cursor stays where the last call left it. Every
+/// call that uses the arena first takes the inline blocks in ([`Handle::sync_in`]:
+/// the arena's cursor moves up to `pos`, and the last inline block becomes the most
+/// recent block), and before it returns to C, or calls a cleanup, hands the cursor
+/// back ([`Handle::sync_out`]). So the arena and C never bump the same bytes.
+///
+/// Invariants C relies on: `end` is 16-byte aligned and `pos <= end`, so `pos`
+/// rounded up to 16 is at most `end`. In the sanitizer mode (and if a page's end
+/// were not 16-byte aligned) `pos == end ==` the cursor's own address, 16-byte
+/// aligned: the inline path always misses and every block goes through the library.
+#[repr(C, align(16))]
+struct Cursor {
+    pos: Cell<*mut u8>,
+    end: Cell<*mut u8>,
+    last: Cell<*mut u8>,
+}
+
+/// The alignment of every block the C API hands out.
+const BLOCK_ALIGN: usize = 16;
 
 /// The most recent block of an arena: its start and the bytes it was handed out
 /// with (0 bytes are served as 1); `start` 0 when there is none (a fresh arena,
@@ -121,6 +158,88 @@ impl Handle {
             start: start.addr().get(),
             size,
         });
+    }
+
+    /// The address of the cursor, where `pos` and `end` point when the inline
+    /// path must always miss.
+    fn parked(&self) -> *mut u8 {
+        ptr::from_ref(&self.cursor).cast_mut().cast()
+    }
+
+    /// Takes in the blocks the header's inline path bumped since the last call: the
+    /// last of them becomes the most recent block (it ends at `pos`: the inline path
+    /// bumps by the exact size), and the arena's cursor moves up to `pos`. Called
+    /// before anything uses the arena.
+    fn sync_in(&self) -> Result<(), Reason> {
+        let pos = self.cursor.pos.get();
+        if pos == self.parked() {
+            return Ok(());
+        }
+        let last = self.cursor.last.get().addr();
+        if last != self.last.get().start {
+            // A block bumped inline: `last..pos`, its exact size.
+            let size = pos.addr().checked_sub(last).ok_or(Reason::BadCursor)?;
+            self.last.set(LastBlock { start: last, size });
+        }
+        if self.arena.claim_until(pos.addr()) {
+            Ok(())
+        } else {
+            Err(Reason::BadCursor)
+        }
+    }
+
+    /// Hands the free bytes of the current page to the inline path (parks it in the
+    /// sanitizer mode), with the most recent block's start as `last`. Called before
+    /// returning to C and before running cleanups.
+    fn sync_out(&self) {
+        let (pos, end) = match self.arena.free_span() {
+            Some((pos, end)) if end.addr().get() % BLOCK_ALIGN == 0 => (pos.as_ptr(), end.as_ptr()),
+            _ => (self.parked(), self.parked()),
+        };
+        self.cursor.pos.set(pos);
+        self.cursor.end.set(end);
+        // C never dereferences `last`: it only stores the blocks it bumps there.
+        self.cursor
+            .last
+            .set(ptr::without_provenance_mut(self.last.get().start));
+    }
+
+    /// The header's inline bump, done by the library: `size` bytes, 16-byte aligned,
+    /// out of the cursor's span, recorded as the inline path records them; `None`
+    /// when they do not fit, for a size of 0, and in the sanitizer mode (the span
+    /// is empty).
+    fn bump(&self, size: usize) -> Option<NonNull<u8>> {
+        let pos = self.cursor.pos.get();
+        // `pos <= end`, and `end` is 16-byte aligned (see `Cursor`).
+        let room = self.cursor.end.get().addr().checked_sub(pos.addr())?;
+        let pad = pos.addr().wrapping_neg() % BLOCK_ALIGN;
+        if size == 0 || size > room.checked_sub(pad)? {
+            return None;
+        }
+        // SAFETY: `pos + pad + size <= end`: inside the current page (or at its
+        // end), whose provenance `pos` carries (`sync_out` took it from the arena's
+        // cursor, or the inline path moved it within the page).
+        let (block, next) = unsafe {
+            let block = pos.add(pad);
+            (block, block.add(size))
+        };
+        self.cursor.pos.set(next);
+        self.cursor.last.set(block);
+        NonNull::new(block)
+    }
+
+    /// A new handle of `arena`; its cursor is set by [`sync_out`](Self::sync_out)
+    /// once the handle is at its final address.
+    fn new(arena: Arena) -> Handle {
+        Handle {
+            cursor: Cursor {
+                pos: Cell::new(ptr::null_mut()),
+                end: Cell::new(ptr::null_mut()),
+                last: Cell::new(ptr::null_mut()),
+            },
+            arena,
+            last: Cell::new(LastBlock::NONE),
+        }
     }
 }
 
@@ -148,14 +267,36 @@ unsafe fn handle_mut<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a mut Handle> {
     unsafe { owa.cast::<Handle>().as_mut() }
 }
 
-/// The handle an allocating call got: NULL is fatal.
+/// Runs `call` on the handle an allocating call got (NULL is fatal), with the
+/// blocks of the header's inline path taken in first and the cursor handed back to
+/// C afterwards.
 ///
 /// # Safety
 /// As for [`handle`]: the header's contract for every call.
-unsafe fn live<'a>(owa: *mut ONEWAYALLOC) -> Result<&'a Handle, Reason> {
+unsafe fn with_live<T>(
+    owa: *mut ONEWAYALLOC,
+    call: impl FnOnce(&Handle) -> Result<T, Reason>,
+) -> Result<T, Reason> {
     // SAFETY: the caller's guarantee: `owa` is NULL or a live handle used by one
     // thread at a time.
-    unsafe { handle(owa) }.ok_or(Reason::NullArena)
+    let handle = unsafe { handle(owa) }.ok_or(Reason::NullArena)?;
+    handle.sync_in()?;
+    let result = call(handle);
+    handle.sync_out();
+    result
+}
+
+/// The exported allocating calls' fast path: the header's inline bump (see
+/// [`Handle::bump`]), for programs that call the library's functions (built with
+/// `ONEWAYALLOC_NO_INLINE`, through a function pointer, or against an older
+/// header). `None` for a NULL arena and whenever the inline path would miss: the
+/// caller then takes its full path, which checks and syncs.
+///
+/// # Safety
+/// `owa` must be NULL or a live handle used by this thread only.
+unsafe fn bump(owa: *mut ONEWAYALLOC, size: usize) -> Option<NonNull<u8>> {
+    // SAFETY: the caller's guarantee.
+    unsafe { handle(owa) }?.bump(size)
 }
 
 /// `size` bytes, 16-byte aligned, remembered as the most recent block; 0 bytes are
@@ -197,13 +338,11 @@ pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
                 .max(64 * 1024);
             let arena = Arena::try_with_size_hint_in(size_hint, Counting)
                 .map_err(|_| Reason::Refused { bytes: first_page })?;
-            let handle = Handle {
-                arena,
-                last: Cell::new(LastBlock::NONE),
-            };
-            let handle = Box::try_new(handle).map_err(|_| Reason::Refused {
+            let handle = Box::try_new(Handle::new(arena)).map_err(|_| Reason::Refused {
                 bytes: size_of::<Handle>(),
             })?;
+            // At its final address: the cursor may point at itself.
+            handle.sync_out();
             Ok(Box::into_raw(handle).cast::<ONEWAYALLOC>())
         },
     )
@@ -229,6 +368,7 @@ pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
             // SAFETY: the caller's guarantee: a live handle. The cleanups run
             // through a shared reference first (see `onewayalloc_reset`).
             if let Some(handle) = unsafe { handle(owa) } {
+                handle.sync_in()?;
                 // SAFETY: the caller's guarantee: no block is used after destroy,
                 // and the arena is dropped right after.
                 unsafe { handle.arena.run_owned_drops() };
@@ -268,10 +408,14 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
     entry(
         move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
         || {
+            // The cleanups may allocate inline too: the cursor is in sync while
+            // they run (`sync_in` leaves it as it is), and what they bump is
+            // released by the reset with the rest.
             // SAFETY: the caller's guarantee. The cleanups run through a shared
             // reference first, so that a cleanup may call back into the arena
             // (allocate, add a cleanup) through its handle.
             if let Some(handle) = unsafe { handle(owa) } {
+                handle.sync_in()?;
                 // SAFETY: the caller's guarantee: no block is used after the reset,
                 // and the arena is reset right after.
                 unsafe { handle.arena.run_owned_drops() };
@@ -281,6 +425,7 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
             if let Some(handle) = unsafe { handle_mut(owa) } {
                 handle.arena.reset();
                 handle.last.set(LastBlock::NONE);
+                handle.sync_out();
             }
             Ok(())
         },
@@ -318,7 +463,9 @@ pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usi
         || {
             // SAFETY: the caller's guarantee; unused pages hold no live block.
             if let Some(handle) = unsafe { handle_mut(owa) } {
+                handle.sync_in()?;
                 handle.arena.trim(keep_bytes);
+                handle.sync_out();
             }
             Ok(())
         },
@@ -401,20 +548,23 @@ pub unsafe extern "C" fn onewayalloc_add_cleanup(
             )
         },
         || {
+            let call = |handle: &Handle| {
+                let cleanup = cleanup.ok_or(Reason::NullCleanup)?;
+                // The record goes after the most recent C block (an inline one
+                // included: `with_live` took them in), which then no longer ends at
+                // the cursor: a later `doublesize` of it copies (the arena's grow
+                // checks the cursor itself), so the record is never grown over.
+                let slot = handle
+                    .arena
+                    .try_alloc_owned(Cleanup { cleanup: None, arg })
+                    .map_err(|_| Reason::Refused {
+                        bytes: size_of::<Cleanup>(),
+                    })?;
+                slot.cleanup = Some(cleanup);
+                Ok(())
+            };
             // SAFETY: the caller's guarantee.
-            let handle = unsafe { live(owa) }?;
-            let cleanup = cleanup.ok_or(Reason::NullCleanup)?;
-            // The record goes after the most recent C block, which then no longer
-            // ends at the cursor: a later `doublesize` of it copies (the arena's
-            // grow checks the cursor itself), so the record is never grown over.
-            let slot = handle
-                .arena
-                .try_alloc_owned(Cleanup { cleanup: None, arg })
-                .map_err(|_| Reason::Refused {
-                    bytes: size_of::<Cleanup>(),
-                })?;
-            slot.cleanup = Some(cleanup);
-            Ok(())
+            unsafe { with_live(owa, call) }
         },
     )
 }
@@ -437,10 +587,55 @@ pub unsafe extern "C" fn onewayalloc_add_cleanup(
 /// ```
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onewayalloc_mallocz(owa: *mut ONEWAYALLOC, size: usize) -> *mut c_void {
+    // SAFETY: the caller's guarantee for `owa` (the header's contract).
+    if let Some(block) = unsafe { bump(owa, size) } {
+        return block.as_ptr().cast();
+    }
+    // SAFETY: as above.
+    unsafe { mallocz(owa, size) }
+}
+
+/// The out-of-line path of the header's inline `onewayalloc_mallocz` (ABI version
+/// 1 of `struct onewayalloc_cursor`), taken when the current page has no room, for
+/// a size of 0, in the sanitizer mode, and for a NULL arena (fatal): the same as
+/// [`onewayalloc_mallocz`], whose name the fatal line gives. C programs call
+/// `onewayalloc_mallocz`; the header calls this one.
+///
+/// # Safety
+/// `owa` must be a live handle used by this thread only (NULL is fatal).
+///
+/// ```
+/// # use onewayalloc_capi::*;
+/// let owa = onewayalloc_create(0);
+/// // SAFETY: a live handle.
+/// unsafe {
+///     let block = onewayalloc_mallocz_slow_v1(owa, 100_000).cast::<u8>();
+///     assert_eq!(block as usize % 16, 0);
+///     *block.add(99_999) = 1;
+///     onewayalloc_destroy(owa);
+/// }
+/// ```
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onewayalloc_mallocz_slow_v1(
+    owa: *mut ONEWAYALLOC,
+    size: usize,
+) -> *mut c_void {
+    // SAFETY: the caller's guarantee for `owa` (the header's contract).
+    unsafe { mallocz(owa, size) }
+}
+
+/// The body of [`onewayalloc_mallocz`] and [`onewayalloc_mallocz_slow_v1`].
+///
+/// # Safety
+/// `owa` must be NULL (fatal) or a live handle used by this thread only.
+unsafe fn mallocz(owa: *mut ONEWAYALLOC, size: usize) -> *mut c_void {
     entry(
         move |line| write!(line, "onewayalloc_mallocz(owa={}, size={size})", Ptr(owa)),
-        // SAFETY: the caller's guarantee for `owa` (the header's contract).
-        || Ok(block(unsafe { live(owa) }?, size)?.as_ptr().cast()),
+        || {
+            let call = |handle: &Handle| Ok(block(handle, size)?.as_ptr().cast());
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            unsafe { with_live(owa, call) }
+        },
     )
 }
 
@@ -466,6 +661,14 @@ pub unsafe extern "C" fn onewayalloc_callocz(
     nmemb: usize,
     size: usize,
 ) -> *mut c_void {
+    if let Some(total) = nmemb.checked_mul(size) {
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        if let Some(block) = unsafe { bump(owa, total) } {
+            // SAFETY: the block holds `total` bytes.
+            unsafe { block.write_bytes(0, total) };
+            return block.as_ptr().cast();
+        }
+    }
     entry(
         move |line| {
             write!(
@@ -479,7 +682,7 @@ pub unsafe extern "C" fn onewayalloc_callocz(
                 .checked_mul(size)
                 .ok_or(Reason::Overflow("nmemb * size"))?;
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let zeroed = block(unsafe { live(owa) }?, total)?;
+            let zeroed = unsafe { with_live(owa, |handle| block(handle, total)) }?;
             // SAFETY: the block holds at least `total` bytes.
             unsafe { zeroed.write_bytes(0, total) };
             Ok(zeroed.as_ptr().cast())
@@ -509,6 +712,16 @@ pub unsafe extern "C" fn onewayalloc_strdupz(
     owa: *mut ONEWAYALLOC,
     s: *const c_char,
 ) -> *mut c_char {
+    if !s.is_null() {
+        // SAFETY: the caller's guarantee: `s` is NUL-terminated.
+        let with_nul = unsafe { CStr::from_ptr(s) }.to_bytes_with_nul();
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        if let Some(copy) = unsafe { bump(owa, with_nul.len()) } {
+            // SAFETY: the block holds `with_nul.len()` bytes and is fresh.
+            unsafe { ptr::copy_nonoverlapping(with_nul.as_ptr(), copy.as_ptr(), with_nul.len()) };
+            return copy.as_ptr().cast();
+        }
+    }
     entry(
         move |line| {
             write!(
@@ -519,18 +732,22 @@ pub unsafe extern "C" fn onewayalloc_strdupz(
             )
         },
         || {
+            let call = |handle: &Handle| {
+                if s.is_null() {
+                    return Err(Reason::NullString);
+                }
+                // SAFETY: the caller's guarantee: `s` is NUL-terminated.
+                let with_nul = unsafe { CStr::from_ptr(s) }.to_bytes_with_nul();
+                let copy = block(handle, with_nul.len())?;
+                // SAFETY: the block holds `with_nul.len()` bytes and is fresh, so it does
+                // not overlap the source.
+                unsafe {
+                    ptr::copy_nonoverlapping(with_nul.as_ptr(), copy.as_ptr(), with_nul.len())
+                };
+                Ok(copy.as_ptr().cast())
+            };
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let handle = unsafe { live(owa) }?;
-            if s.is_null() {
-                return Err(Reason::NullString);
-            }
-            // SAFETY: the caller's guarantee: `s` is NUL-terminated.
-            let with_nul = unsafe { CStr::from_ptr(s) }.to_bytes_with_nul();
-            let copy = block(handle, with_nul.len())?;
-            // SAFETY: the block holds `with_nul.len()` bytes and is fresh, so it does
-            // not overlap the source.
-            unsafe { ptr::copy_nonoverlapping(with_nul.as_ptr(), copy.as_ptr(), with_nul.len()) };
-            Ok(copy.as_ptr().cast())
+            unsafe { with_live(owa, call) }
         },
     )
 }
@@ -559,6 +776,15 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
     src: *const c_void,
     size: usize,
 ) -> *mut c_void {
+    if let Some(from) = NonNull::new(src.cast_mut().cast::<u8>()) {
+        // SAFETY: the caller's guarantee for `owa` (the header's contract).
+        if let Some(copy) = unsafe { bump(owa, size) } {
+            // SAFETY: `from` is valid for reads of `size` bytes (the caller's
+            // guarantee); the block holds `size` bytes and is fresh.
+            unsafe { ptr::copy_nonoverlapping(from.as_ptr(), copy.as_ptr(), size) };
+            return copy.as_ptr().cast();
+        }
+    }
     entry(
         move |line| {
             write!(
@@ -569,22 +795,24 @@ pub unsafe extern "C" fn onewayalloc_memdupz(
             )
         },
         || {
+            let call = |handle: &Handle| {
+                if src.is_null() && size > 0 {
+                    return Err(Reason::NullSource);
+                }
+                let copy = block(handle, size)?;
+                // A NULL source has no bytes to copy (refused above otherwise); the
+                // copy is never given NULL, which Rust before 1.88 (this crate's
+                // rust-version is 1.85) forbids even for 0 bytes.
+                if let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) {
+                    // SAFETY: `src` is valid for reads of `size` bytes (the caller's
+                    // guarantee) and not NULL; `u8` needs no alignment; the block is
+                    // fresh and holds `size` bytes.
+                    unsafe { ptr::copy_nonoverlapping(src.as_ptr(), copy.as_ptr(), size) };
+                }
+                Ok(copy.as_ptr().cast())
+            };
             // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let handle = unsafe { live(owa) }?;
-            if src.is_null() && size > 0 {
-                return Err(Reason::NullSource);
-            }
-            let copy = block(handle, size)?;
-            // A NULL source has no bytes to copy (refused above otherwise); the
-            // copy is never given NULL, which Rust before 1.88 (this crate's
-            // rust-version is 1.85) forbids even for 0 bytes.
-            if let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) {
-                // SAFETY: `src` is valid for reads of `size` bytes (the caller's
-                // guarantee) and not NULL; `u8` needs no alignment; the block is
-                // fresh and holds `size` bytes.
-                unsafe { ptr::copy_nonoverlapping(src.as_ptr(), copy.as_ptr(), size) };
-            }
-            Ok(copy.as_ptr().cast())
+            unsafe { with_live(owa, call) }
         },
     )
 }
@@ -624,17 +852,25 @@ pub unsafe extern "C" fn onewayalloc_freez(owa: *mut ONEWAYALLOC, ptr: *const c_
             let Some(block) = NonNull::new(ptr.cast_mut().cast::<u8>()) else {
                 return Ok(());
             };
-            // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let handle = unsafe { live(owa) }?;
-            // SAFETY: the caller's guarantee: the block is not used afterwards.
-            unsafe { handle.arena.free_by_address(block) }
-                .map_err(|error| by_address_reason(error, 0))?;
-            // The sanitizer mode released it: it is no block to grow any more. (The
-            // page mode keeps it valid until reset, and it stays the most recent.)
-            if SEPARATE_BLOCKS && handle.last.get().start == block.addr().get() {
-                handle.last.set(LastBlock::NONE);
+            if !SEPARATE_BLOCKS {
+                // The page mode frees nothing: the arena is not touched, so the
+                // inline blocks need not be taken in.
+                // SAFETY: the caller's guarantee for `owa` (the header's contract).
+                return unsafe { handle(owa) }.map(drop).ok_or(Reason::NullArena);
             }
-            Ok(())
+            let call = |handle: &Handle| {
+                // SAFETY: the caller's guarantee: the block is not used afterwards.
+                unsafe { handle.arena.free_by_address(block) }
+                    .map_err(|error| by_address_reason(error, 0))?;
+                // The sanitizer mode released it: it is no block to grow any more. (The
+                // page mode keeps it valid until reset, and it stays the most recent.)
+                if SEPARATE_BLOCKS && handle.last.get().start == block.addr().get() {
+                    handle.last.set(LastBlock::NONE);
+                }
+                Ok(())
+            };
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            unsafe { with_live(owa, call) }
         },
     )
 }
@@ -689,23 +925,25 @@ pub unsafe extern "C" fn onewayalloc_doublesize(
             )
         },
         || {
-            // SAFETY: the caller's guarantee for `owa` (the header's contract).
-            let handle = unsafe { live(owa) }?;
-            let new_size = oldsize
-                .checked_mul(2)
-                .ok_or(Reason::Overflow("2 * oldsize"))?;
-            let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) else {
-                return if oldsize == 0 {
-                    Ok(block(handle, 0)?.as_ptr().cast())
-                } else {
-                    Err(Reason::NullSource)
+            let call = |handle: &Handle| {
+                let new_size = oldsize
+                    .checked_mul(2)
+                    .ok_or(Reason::Overflow("2 * oldsize"))?;
+                let Some(src) = NonNull::new(src.cast_mut().cast::<u8>()) else {
+                    return if oldsize == 0 {
+                        Ok(block(handle, 0)?.as_ptr().cast())
+                    } else {
+                        Err(Reason::NullSource)
+                    };
                 };
+                // SAFETY: the caller's guarantee: `src` starts a block of this arena of
+                // at least `oldsize` bytes, used only through the result afterwards.
+                Ok(unsafe { doublesize(handle, src, oldsize, new_size) }?
+                    .as_ptr()
+                    .cast())
             };
-            // SAFETY: the caller's guarantee: `src` starts a block of this arena of
-            // at least `oldsize` bytes, used only through the result afterwards.
-            Ok(unsafe { doublesize(handle, src, oldsize, new_size) }?
-                .as_ptr()
-                .cast())
+            // SAFETY: the caller's guarantee for `owa` (the header's contract).
+            unsafe { with_live(owa, call) }
         },
     )
 }

@@ -48,6 +48,41 @@ fn allocated_memory_through_create_reset_trim_and_destroy() {
     assert_success(&run_program("memory.c", &[]));
 }
 
+// ----- The header's inline onewayalloc_mallocz ------------------------------------
+
+#[test]
+fn inline_mallocz_places_blocks_like_the_library_and_syncs_with_every_call() {
+    assert_success(&run_program("inline_path.c", &[]));
+}
+
+#[test]
+fn without_inline_the_same_rules_hold_through_the_library() {
+    let exe = library().compile_with("inline_path.c", &["-DONEWAYALLOC_NO_INLINE"]);
+    assert_success(&common::run(&exe, &[]));
+}
+
+/// An inline block is the most recent block with its exact size, also after a
+/// cleanup record was placed after it: keeping a byte more is fatal in both modes.
+#[test]
+fn fatal_doublesize_of_an_inline_block_keeping_more_than_its_size() {
+    expect_fatal_in(
+        "inline_path.c",
+        "keep_exceeds_after_cleanup",
+        &doublesize_line(25, "oldsize exceeds the block's 24 bytes"),
+    );
+}
+
+#[test]
+fn fatal_when_the_program_overwrote_the_cursor() {
+    expect_fatal_in(
+        "inline_path.c",
+        "bad_cursor",
+        "fatal: onewayalloc_strdupz(owa={owa}, s={s}): the handle's struct \
+         onewayalloc_cursor points outside the arena's current page (the handle was \
+         overwritten, or is not a live handle)",
+    );
+}
+
 // ----- Netdata's usage patterns -------------------------------------------------
 
 #[test]

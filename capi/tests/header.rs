@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5) and the three additions,
-/// with single spaces.
-const PROTOTYPES: [&str; 15] = [
+/// The 12 prototypes of Netdata's `onewayalloc.h` (04b1cf5), the three additions,
+/// and the out-of-line path of the inline `onewayalloc_mallocz`, with single spaces.
+const PROTOTYPES: [&str; 16] = [
     "ONEWAYALLOC *onewayalloc_create(size_t size_hint)",
     "void onewayalloc_destroy(ONEWAYALLOC *owa)",
     "void onewayalloc_reset(ONEWAYALLOC *owa)",
@@ -26,12 +26,27 @@ const PROTOTYPES: [&str; 15] = [
     "void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes)",
     "void onewayalloc_set_fatal_handler(void (*handler)(const char *message))",
     "void onewayalloc_add_cleanup(ONEWAYALLOC *owa, void (*cleanup)(void *), void *arg)",
+    "void *onewayalloc_mallocz_slow_v1(ONEWAYALLOC *owa, size_t size)",
 ];
 
-/// The header's text without its comments.
+/// The region of the header that `ONEWAYALLOC_NO_INLINE` leaves out: the inline
+/// calls (definitions, not declarations) and their macros. It starts at the last
+/// `#ifndef ONEWAYALLOC_NO_INLINE` (the first guards `#include <string.h>`).
+const INLINE_START: &str = "#ifndef ONEWAYALLOC_NO_INLINE";
+const INLINE_END: &str = "#endif /* ONEWAYALLOC_NO_INLINE */";
+
+/// The header's text.
+fn header_text() -> String {
+    std::fs::read_to_string(common::package_dir().join("include/onewayalloc.h"))
+        .expect("the header")
+}
+
+/// The header's text without its comments and without the inline region.
 fn header_code() -> String {
-    let text = std::fs::read_to_string(common::package_dir().join("include/onewayalloc.h"))
-        .expect("the header");
+    let text = header_text();
+    let start = text.rfind(INLINE_START).expect("the inline region");
+    let end = text[start..].find(INLINE_END).expect("its end") + start + INLINE_END.len();
+    let text = format!("{}{}", &text[..start], &text[end..]);
     let mut code = String::new();
     let mut rest = text.as_str();
     while let Some(start) = rest.find("/*") {
@@ -110,6 +125,48 @@ fn the_header_declares_netdatas_prototypes_and_the_two_additions() {
 #[test]
 fn the_header_declares_the_handle_type_as_netdata_does() {
     assert!(header_code().contains("typedef void ONEWAYALLOC;"));
+}
+
+/// The inline region defines the four inlined calls as macros over inline
+/// functions of the ABI version, after their prototypes (which the macros would
+/// otherwise rewrite); on a miss each calls the library by the function's own name
+/// (parenthesized, so the macro does not expand), `mallocz` through its versioned
+/// out-of-line path.
+#[test]
+fn the_inline_region_defines_the_four_calls_as_macros_over_versioned_functions() {
+    let text = header_text();
+    let start = text.rfind(INLINE_START).expect("the inline region");
+    let region = &text[start..];
+    let region = &region[..region.find(INLINE_END).expect("its end")];
+    assert!(text.contains("#define ONEWAYALLOC_CURSOR_ABI 1"));
+    let calls = [
+        ("mallocz", "(owa, size)", "((owa), (size))"),
+        ("callocz", "(owa, nmemb, size)", "((owa), (nmemb), (size))"),
+        ("strdupz", "(owa, s)", "((owa), (s))"),
+        ("memdupz", "(owa, src, size)", "((owa), (src), (size))"),
+    ];
+    for (name, parameters, arguments) in calls {
+        let prototype = text
+            .find(&format!("onewayalloc_{name}(ONEWAYALLOC *owa"))
+            .expect("the prototype");
+        assert!(
+            prototype < start,
+            "{name}: the prototype comes before the macro"
+        );
+        let define = format!(
+            "#define onewayalloc_{name}{parameters} onewayalloc_{name}_inline_v1{arguments}"
+        );
+        assert!(region.contains(&define), "{define}");
+        let miss = if name == "mallocz" {
+            "return onewayalloc_mallocz_slow_v1(owa, size);".to_owned()
+        } else {
+            format!(
+                "return (onewayalloc_{name})({})",
+                &parameters[1..parameters.len() - 1]
+            )
+        };
+        assert!(region.contains(&miss), "{miss}");
+    }
 }
 
 #[test]
