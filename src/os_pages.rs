@@ -71,30 +71,11 @@ impl<A: Allocator> PageSource<A> {
     pub(crate) fn releasing_all(&self) {
         self.os.releasing_all();
     }
-
-    /// Moves the block at `ptr` to a new block of `new` (through `self`, so each
-    /// side goes to its own source), copying `old.size()` bytes.
-    ///
-    /// # Safety
-    /// `ptr` was obtained from `self` with `old`, and `new.size() >= old.size()`.
-    unsafe fn relocate(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        let block = self.allocate(new)?;
-        // SAFETY: both blocks are live and distinct (the new one was just obtained),
-        // `old.size() <= new.size()` by the caller's guarantee, and `ptr` is valid for
-        // `old.size()` bytes since it was obtained with `old`.
-        unsafe {
-            core::ptr::copy_nonoverlapping(ptr.as_ptr(), block.cast::<u8>().as_ptr(), old.size());
-            self.deallocate(ptr, old);
-        }
-        Ok(block)
-    }
 }
 
+// `grow` and `shrink` are the trait's own (allocate, copy, deallocate, through
+// `self`, so each block goes to and comes from its own source); the arena grows
+// its pages only by obtaining new ones.
 // SAFETY: every block comes from one of two allocators, the backing allocator or the
 // OS source, and goes back to the one it came from: `OsPages::owns` tells the OS
 // source's blocks by their address (inside one of its runs), so a block is never
@@ -120,52 +101,6 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
         } else {
             // SAFETY: as above; outside every run, so the backing allocator did.
             unsafe { self.backing.deallocate(ptr, layout) }
-        }
-    }
-
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        if self.os.owns(ptr) {
-            if self.os.grow_in_place(ptr, old, new) {
-                return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
-            }
-        } else if !self.os.serves(new) {
-            // SAFETY: the caller's guarantee for `grow`; outside every run, so `ptr`
-            // came from the backing allocator with `old`.
-            return unsafe { self.backing.grow(ptr, old, new) };
-        }
-        // SAFETY: the caller's guarantee for `grow`: `ptr` came from `self` with
-        // `old`, and `new.size() >= old.size()`.
-        unsafe { self.relocate(ptr, old, new) }
-    }
-
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, AllocError> {
-        if self.os.owns(ptr) {
-            let block = self.allocate(new)?;
-            // SAFETY: the caller's guarantee for `shrink`: `ptr` came from `self` with
-            // `old` and `new.size() <= old.size()`; the new block is distinct.
-            unsafe {
-                core::ptr::copy_nonoverlapping(
-                    ptr.as_ptr(),
-                    block.cast::<u8>().as_ptr(),
-                    new.size(),
-                );
-                self.deallocate(ptr, old);
-            }
-            Ok(block)
-        } else {
-            // SAFETY: the caller's guarantee; outside every run, so `ptr` came from
-            // the backing allocator with `old`.
-            unsafe { self.backing.shrink(ptr, old, new) }
         }
     }
 }
@@ -283,9 +218,6 @@ mod elsewhere {
         /// Never called: `owns` is always false.
         pub(super) unsafe fn deallocate(&self, _ptr: NonNull<u8>, _layout: Layout) {
             unreachable!("no OS page source on this platform")
-        }
-        pub(super) fn grow_in_place(&self, _ptr: NonNull<u8>, _old: Layout, _new: Layout) -> bool {
-            false
         }
         pub(super) fn releasing_all(&self) {}
     }
@@ -511,32 +443,6 @@ mod linux {
             // SAFETY: the run is unlinked and holds no live block: nothing refers to
             // the mapping any more.
             unsafe { libc::munmap(base.as_ptr().cast(), size) };
-        }
-
-        /// Grows the block at `ptr` in place when it is its run's most recent block
-        /// and the run has room.
-        pub(in crate::os_pages) fn grow_in_place(
-            &self,
-            ptr: NonNull<u8>,
-            old: Layout,
-            new: Layout,
-        ) -> bool {
-            let Some(mut run) = self.run_of(ptr) else {
-                return false;
-            };
-            // SAFETY: `run` is in the list; no other reference to its record is live.
-            let record = unsafe { run.as_mut() };
-            let offset = ptr.addr().get() - record.base.addr().get();
-            let is_last = offset + old.size() == record.carved;
-            let fits = offset
-                .checked_add(new.size())
-                .is_some_and(|end| end <= record.size);
-            if is_last && fits && ptr.addr().get() % new.align() == 0 {
-                record.carved = offset + new.size();
-                true
-            } else {
-                false
-            }
         }
 
         pub(in crate::os_pages) fn releasing_all(&self) {
