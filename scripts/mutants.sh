@@ -65,7 +65,7 @@ FEATURES=serde,allocator-api2-04
 # in-place growth of the most recent block, named by function so it does not
 # shift as the code around it changes; with the tests that state their rules.
 CI_FILES=(src/bump.rs src/arith.rs)
-CI_RE='BumpCore<A>::(alloc|bump|dealloc|grow_in_place|last_block)\b|in (align_up_in_page|bump_offset|bump_padding|ends_at)\b'
+CI_RE='BumpCore<A>::(alloc|bump|dealloc|grow_inline|last_block)\b|in (align_up_in_page|bump_offset|bump_padding|ends_at)\b'
 # Given to every cargo call of the run (`--cargo-arg`), the build too: each mutant
 # then builds the library and these two test binaries only, not the ~30 targets of
 # the package that it would build and never run.
