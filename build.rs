@@ -1,10 +1,12 @@
 //! Turns on the sanitizer mode (every allocation its own block of the backing
 //! allocator) under AddressSanitizer or with the `separate-blocks` feature, and
-//! marks a build under any sanitizer (`onewayalloc_sanitizer`).
+//! marks a build under any sanitizer (`onewayalloc_sanitizer`) and one with the
+//! page heap (`onewayalloc_page_heap`).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_separate_blocks)");
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_sanitizer)");
+    println!("cargo::rustc-check-cfg=cfg(onewayalloc_page_heap)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CARGO_CFG_SANITIZE");
     let sanitizers = std::env::var("CARGO_CFG_SANITIZE").unwrap_or_default();
@@ -18,5 +20,16 @@ fn main() {
     let feature = std::env::var_os("CARGO_FEATURE_SEPARATE_BLOCKS").is_some();
     if asan || feature {
         println!("cargo::rustc-cfg=onewayalloc_separate_blocks");
+    }
+    // The page heap of `OneWayAlloc::new()` (src/page_heap/): 64-bit Linux with std,
+    // in the page mode, outside Miri (which cannot run mmap).
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let page_heap = !(asan || feature)
+        && std::env::var_os("CARGO_FEATURE_STD").is_some()
+        && var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_POINTER_WIDTH") == "64"
+        && std::env::var_os("CARGO_CFG_MIRI").is_none();
+    if page_heap {
+        println!("cargo::rustc-cfg=onewayalloc_page_heap");
     }
 }

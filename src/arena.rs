@@ -230,6 +230,18 @@ impl<A: Allocator> OneWayAlloc<A> {
         Self::create_in(size_hint, backing, false)
     }
 
+    /// Like [`try_with_size_hint_in`](Self::try_with_size_hint_in), with the large
+    /// pages from the process's page heap as for [`OneWayAlloc::new`] and the small
+    /// ones from `backing`: the C API's arenas, which count the heap's pages with
+    /// [`page_heap_bytes`](Self::page_heap_bytes).
+    #[doc(hidden)]
+    pub fn try_with_size_hint_and_page_heap_in(
+        size_hint: usize,
+        backing: A,
+    ) -> Result<Self, AllocError> {
+        Self::create_in(size_hint, backing, true)
+    }
+
     /// An arena on `backing`; with `os_pages`, its large pages come from the OS
     /// where the platform allows (see [`OneWayAlloc::new`]).
     fn create_in<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
@@ -248,6 +260,25 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// ```
     pub fn backing(&self) -> &A {
         self.core.backing()
+    }
+
+    /// Makes the pages this arena returns from now on (by `trim`, by its drop)
+    /// give their memory back to the system at once, instead of being kept by the
+    /// page heap for later arenas: a pool's `clear`. Nothing in the sanitizer mode.
+    pub(crate) fn purge_pages_on_return(&self) {
+        #[cfg(not(onewayalloc_separate_blocks))]
+        self.core.page_source().purge_on_return();
+    }
+
+    /// The bytes of the pages this arena holds from the process's page heap (see
+    /// [`OneWayAlloc::new`]), which its backing allocator does not see: for the C
+    /// API's count of the memory its arenas hold.
+    #[doc(hidden)]
+    pub fn page_heap_bytes(&self) -> usize {
+        #[cfg(not(onewayalloc_separate_blocks))]
+        return self.core.page_source().heap_bytes();
+        #[cfg(onewayalloc_separate_blocks)]
+        0
     }
 
     pub(crate) fn core(&self) -> &Core<A> {

@@ -20,8 +20,8 @@ use allocator_api2::alloc::Allocator;
 
 use crate::arith::{self, Known, Limit, dangling};
 use crate::failure::Failure;
-use crate::os_pages::PageSource;
 use crate::page::{Choice, Page};
+use crate::page_heap::PageSource;
 use crate::stats::{PageInfo, Stats};
 
 /// The allocation state of one arena. Its owner, the arena, releases the pages
@@ -51,8 +51,8 @@ pub(crate) struct BumpCore<A: Allocator> {
     page_allocations: Cell<usize>,
     /// The most `capacity` may reach.
     limit: Limit,
-    /// The backing allocator, and the OS page source beside it for the arenas of
-    /// `OneWayAlloc::new()` (see [`crate::os_pages`]).
+    /// The backing allocator, and the page heap beside it for the arenas of
+    /// `OneWayAlloc::new()` (see [`crate::page_heap`]).
     backing: PageSource<A>,
 }
 
@@ -66,13 +66,16 @@ pub(crate) struct Checkpoint {
 
 impl<A: Allocator> BumpCore<A> {
     /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`,
-    /// or with `os_pages` from the page source of [`crate::os_pages`] (`backing` for
+    /// or with `os_pages` from the page source of [`crate::page_heap`] (`backing` for
     /// the small pages, the OS for the large ones, where the platform allows).
     pub(crate) fn new<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
         let layout =
             arith::first_page_layout(size_hint, arith::os_page()).ok_or_else(E::overflow)?;
         let backing = PageSource::new(backing, os_pages);
-        let block = backing.allocate(layout).map_err(|_| E::refused(layout))?;
+        // A size hint says how much the arena will fill.
+        let block = backing
+            .allocate_page(layout, size_hint)
+            .map_err(|_| E::refused(layout))?;
         // SAFETY: `block` was just obtained from `backing` with `layout`, which is at
         // least 64 KiB and aligned to the OS page (>= the header's alignment).
         let first = unsafe { Page::init(block.cast(), layout) };
@@ -93,6 +96,12 @@ impl<A: Allocator> BumpCore<A> {
     /// The backing allocator.
     pub(crate) fn backing(&self) -> &A {
         &self.backing.backing
+    }
+
+    /// The page source: the backing allocator and, for `OneWayAlloc::new()`, the
+    /// page heap.
+    pub(crate) fn page_source(&self) -> &PageSource<A> {
+        &self.backing
     }
 
     /// Allocates a block for `layout`: the path behind every allocating call.
@@ -211,7 +220,12 @@ impl<A: Allocator> BumpCore<A> {
         if !self.within_limit(layout.size()) {
             return None;
         }
-        let block = self.backing.allocate(layout).ok()?.cast::<u8>();
+        let filled = self.used_before_current.get() + self.current_used();
+        let block = self
+            .backing
+            .allocate_page(layout, filled)
+            .ok()?
+            .cast::<u8>();
         // The backing allocator may have obtained pages for this arena meanwhile:
         // check the limit again against what the arena holds now.
         if !self.within_limit(layout.size()) {
@@ -510,7 +524,6 @@ impl<A: Allocator> BumpCore<A> {
     /// Called once, as the arena is dropped: neither the core nor any block of it
     /// may be used afterwards.
     pub(crate) unsafe fn release_pages(&mut self) {
-        self.backing.releasing_all();
         let mut next = Some(self.first);
         while let Some(page) = next {
             next = page.next();

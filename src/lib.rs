@@ -164,12 +164,10 @@ mod by_address;
 pub mod collections;
 mod failure;
 pub mod guide;
-// In sanitizer mode only the header size is used.
-#[cfg(not(onewayalloc_separate_blocks))]
-mod os_pages;
 mod owned;
 #[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
 mod page;
+mod page_heap;
 #[cfg(feature = "std")]
 mod pool;
 mod scope;
@@ -223,6 +221,12 @@ pub use allocator_api2::alloc::{AllocError, Allocator, Global};
 pub use arena::OneWayAlloc;
 #[doc(hidden)]
 pub use by_address::ByAddressError;
+#[doc(hidden)]
+pub use page_heap::mapped_spans;
+pub use page_heap::{
+    DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH, HUGE_PAGES_AFTER, free_page_bytes,
+    free_page_limit, release_free_pages, set_free_page_limit,
+};
 #[cfg(feature = "std")]
 pub use pool::{Pool, PoolStats, PooledArena};
 pub use scope::Scope;

@@ -687,7 +687,12 @@ impl Pool {
             state.idle_bytes = 0;
             core::mem::take(&mut state.idle)
         };
-        drop(idle); // outside the lock
+        // Outside the lock; their pages give their memory back to the system
+        // instead of staying in the page heap.
+        for arena in &idle {
+            arena.purge_pages_on_return();
+        }
+        drop(idle);
     }
 
     /// Ends the current epoch of the [decay

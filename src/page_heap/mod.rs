@@ -1,0 +1,265 @@
+//! Where the pages of [`OneWayAlloc::new`](crate::OneWayAlloc::new) come from: the
+//! small first pages from the global allocator, the pages of 1 MiB and more from
+//! one page heap that every arena of the process shares.
+//!
+//! # The page heap
+//! On 64-bit Linux (with `std`, outside Miri and the sanitizer mode) the heap maps
+//! address space from the OS in spans of 64 MiB , each aligned to
+//! 2 MiB, and hands it to arenas in slots of 1 MiB: a 1 MiB page takes one slot, a
+//! larger page the slots it covers, a page larger than a span a mapping of its own.
+//! Many arenas share a span, so a process with thousands of arenas has a mapping per
+//! 64 MiB in use, not one per arena.
+//!
+//! **Huge pages where an arena fills them.** Spans are of two kinds: plain ones, and
+//! ones with transparent huge pages asked for (`madvise(MADV_HUGEPAGE)`, which the
+//! common `madvise` THP mode needs). An arena's large page comes from a huge-page
+//! span once the arena has filled [`HUGE_PAGES_AFTER`] bytes (or was created with a
+//! size hint of that much): a query that builds a 38 MiB working set touches it
+//! through 2 MiB pages (fewer TLB misses and page faults), while an arena with one
+//! large block that it barely touches costs the 4 KiB pages it touched.
+//!
+//! **What is kept, counted and bounded.** A page an arena gives back (its `trim`,
+//! its drop) returns to the heap with its memory still resident, for the next arena
+//! to take without a page fault: an arena per query costs no fault after the first
+//! query. Those bytes are counted by [`free_page_bytes`] (in no arena's
+//! [`Stats`](crate::Stats)) and never exceed [`free_page_limit`] (64 MiB unless set
+//! with [`set_free_page_limit`]): a page returned past the bound has its memory
+//! given back to the OS at once (`MADV_DONTNEED`). The rest decays: at each call
+//! into the heap (an arena taking or returning a large page), every epoch of
+//! [`FREE_PAGE_DECAY_EPOCH`] (1 s) that passed gives back half of the free memory that no arena
+//! took during it, so memory the load no longer needs goes back within seconds of
+//! activity. [`release_free_pages`] gives all of it back at once. A span whose
+//! slots are all free and given back is unmapped.
+//!
+//! **Address space in proportion to use.** Spans are mapped without
+//! `MAP_NORESERVE`, so the kernel's overcommit policy refuses a size it could not
+//! back (a `try_` call then returns `Err`, as with the global allocator), and a
+//! process under `ulimit -v` holds a span per 64 MiB of pages in use.
+//!
+//! **Threads and `fork`.** The heap's state is behind one lock, held only for
+//! bookkeeping and `madvise`/`munmap` calls, never while foreign code runs (the
+//! backing allocator is called outside it). `pthread_atfork` handlers take the lock
+//! before a `fork` and release it in both processes, so a child never inherits it
+//! held.
+//!
+//! Everywhere else (other OSes, 32-bit targets, no `std`, Miri) the source is the
+//! backing allocator alone. An arena made with [`new_in`](crate::OneWayAlloc::new_in)
+//! (`new_in(Global)` included) always obtains every page from its backing allocator.
+//!
+//! The bookkeeping of a span lives in the OS page before its first slot
+//! (`linux::Span`); the arena holds a count of the bytes it has from the heap.
+
+// The arithmetic is used by the Linux heap only (and tested everywhere).
+#![cfg_attr(not(onewayalloc_page_heap), allow(dead_code))]
+
+use core::alloc::Layout;
+use core::cell::Cell;
+use core::ptr::NonNull;
+use core::time::Duration;
+
+use allocator_api2::alloc::{AllocError, Allocator};
+
+mod slots;
+
+#[cfg(onewayalloc_page_heap)]
+mod linux;
+
+/// Pages of at least this size come from the page heap when the source has it on:
+/// the arena's largest page target (SPEC §1.2), so the first pages (64 to 512 KiB)
+/// of every arena stay with the global allocator.
+pub(crate) const OS_PAGE_MIN: usize = crate::arith::MAX_PAGE_TARGET;
+
+/// Bytes an arena has filled (or asked for with a size hint) before its large pages
+/// come from huge-page spans: 2 MiB.
+pub const HUGE_PAGES_AFTER: usize = 2 << 20;
+
+/// The free memory the page heap keeps resident for later arenas unless
+/// [`set_free_page_limit`] says otherwise: 64 MiB.
+pub const DEFAULT_FREE_PAGE_LIMIT: usize = 64 << 20;
+
+/// The decay's epoch: every epoch gives back half of the free memory no arena took
+/// during it.
+pub const FREE_PAGE_DECAY_EPOCH: Duration = Duration::from_secs(1);
+
+/// The backing allocator of an arena, and beside it the page heap when the arena was
+/// created by `new()`: every page the arena obtains or returns goes through this
+/// value, which routes it.
+pub(crate) struct PageSource<A> {
+    pub(crate) backing: A,
+    /// Whether large pages come from the page heap.
+    heap: bool,
+    /// Bytes of the pages the arena holds from the heap.
+    from_heap: Cell<usize>,
+    /// Whether pages returned to the heap give their memory back to the OS at once.
+    purge: Cell<bool>,
+}
+
+impl<A: Allocator> PageSource<A> {
+    /// `backing` alone, or with the page heap beside it (`heap`, where the platform
+    /// has one).
+    pub(crate) fn new(backing: A, heap: bool) -> Self {
+        PageSource {
+            backing,
+            heap: heap && cfg!(onewayalloc_page_heap),
+            from_heap: Cell::new(0),
+            purge: Cell::new(false),
+        }
+    }
+
+    /// Says that the pages returned from now on should give their memory back to
+    /// the OS at once instead of being kept for later arenas (a pool's `clear`).
+    pub(crate) fn purge_on_return(&self) {
+        self.purge.set(true);
+    }
+
+    /// Bytes of the pages the arena holds from the page heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.from_heap.get()
+    }
+
+    /// A page for `layout`, for an arena that has filled `filled` bytes: from the
+    /// page heap if the source has it on and the page is large, else (or if the heap
+    /// is refused memory by the OS) from the backing allocator.
+    pub(crate) fn allocate_page(
+        &self,
+        layout: Layout,
+        filled: usize,
+    ) -> Result<NonNull<[u8]>, AllocError> {
+        if self.heap && layout.size() >= OS_PAGE_MIN && layout.align() <= slots::SLOT {
+            if let Some(page) = heap_take(layout.size(), filled >= HUGE_PAGES_AFTER) {
+                // Bytes held by one arena fit the address space: no overflow.
+                self.from_heap.set(self.from_heap.get() + layout.size());
+                return Ok(NonNull::slice_from_raw_parts(page, layout.size()));
+            }
+        }
+        self.backing.allocate(layout)
+    }
+}
+
+// `grow` and `shrink` are the trait's own (allocate, copy, deallocate, through
+// `self`, so each block goes to and comes from its own source); the arena grows
+// its pages only by obtaining new ones.
+// SAFETY: every block comes from one of two allocators, the backing allocator or the
+// page heap, and goes back to the one it came from: the heap tells its pages by
+// their address (inside one of its spans, which no other allocator's block can be),
+// so a block is never returned to the other. Blocks stay valid until returned: the
+// heap never hands out or purges a slot that an arena holds.
+unsafe impl<A: Allocator> Allocator for PageSource<A> {
+    #[inline]
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        self.allocate_page(layout, 0)
+    }
+
+    #[inline]
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        let held = self.from_heap.get();
+        if held >= layout.size()
+            && layout.size() >= OS_PAGE_MIN
+            && heap_give_back(ptr, layout.size(), self.purge.get())
+        {
+            // The page was counted when obtained: no underflow.
+            self.from_heap.set(held - layout.size());
+            return;
+        }
+        // SAFETY: the caller's guarantee: `ptr` came from `self` with `layout`, and
+        // not from the heap (which did not know it), so from the backing allocator.
+        unsafe { self.backing.deallocate(ptr, layout) }
+    }
+}
+
+#[cfg(onewayalloc_page_heap)]
+use linux::{give_back as heap_give_back, take as heap_take};
+
+#[cfg(not(onewayalloc_page_heap))]
+fn heap_take(_size: usize, _huge: bool) -> Option<NonNull<u8>> {
+    None
+}
+
+#[cfg(not(onewayalloc_page_heap))]
+fn heap_give_back(_ptr: NonNull<u8>, _size: usize, _purge: bool) -> bool {
+    false
+}
+
+/// The bytes of memory the page heap holds resident for arenas created later: large
+/// pages that arenas gave back (by `trim`, by being dropped) and that no arena
+/// uses now, kept to spare the next arena its page faults. They are counted in no
+/// arena's [`Stats`](crate::Stats), and never exceed [`free_page_limit`]. Always 0
+/// where the platform has no page heap (see [`OneWayAlloc::new`](crate::OneWayAlloc::new)).
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// arena.alloc_bytes(3 << 20); // a large page, from the page heap on 64-bit Linux
+/// drop(arena);
+/// assert!(onewayalloc::free_page_bytes() <= onewayalloc::free_page_limit());
+/// onewayalloc::release_free_pages();
+/// ```
+pub fn free_page_bytes() -> usize {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::free_resident_bytes();
+    #[cfg(not(onewayalloc_page_heap))]
+    0
+}
+
+/// Gives every byte counted by [`free_page_bytes`] back to the system at once
+/// (`MADV_DONTNEED`, and `munmap` of the spans left empty) and returns how many
+/// bytes that was. Pages that live arenas hold, used or not, are not touched: an
+/// arena's [`trim`](crate::OneWayAlloc::trim) returns its unused pages first.
+///
+/// # Examples
+/// ```
+/// let mut arena = onewayalloc::OneWayAlloc::new();
+/// arena.alloc_bytes(3 << 20);
+/// arena.reset();
+/// arena.trim(0); // the large page goes back to the page heap
+/// onewayalloc::release_free_pages(); // and from there to the system
+/// assert_eq!(onewayalloc::free_page_bytes(), 0);
+/// ```
+pub fn release_free_pages() -> usize {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::release_all();
+    #[cfg(not(onewayalloc_page_heap))]
+    0
+}
+
+/// Sets the most free memory the page heap keeps resident for later arenas (what
+/// [`free_page_bytes`] reports), process-wide; what is kept beyond the new bound is
+/// given back to the system at once. 0 keeps nothing: every large page an arena
+/// gives back goes back to the system. The default is [`DEFAULT_FREE_PAGE_LIMIT`].
+///
+/// # Examples
+/// ```
+/// onewayalloc::set_free_page_limit(16 << 20);
+/// assert_eq!(onewayalloc::free_page_limit(), 16 << 20);
+/// assert!(onewayalloc::free_page_bytes() <= 16 << 20);
+/// # onewayalloc::set_free_page_limit(onewayalloc::DEFAULT_FREE_PAGE_LIMIT);
+/// ```
+pub fn set_free_page_limit(bytes: usize) {
+    #[cfg(onewayalloc_page_heap)]
+    linux::set_limit(bytes);
+    #[cfg(not(onewayalloc_page_heap))]
+    let _ = bytes;
+}
+
+/// The most free memory the page heap keeps resident (see [`set_free_page_limit`]).
+///
+/// # Examples
+/// ```
+/// assert_eq!(onewayalloc::free_page_limit(), onewayalloc::DEFAULT_FREE_PAGE_LIMIT);
+/// ```
+pub fn free_page_limit() -> usize {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::limit();
+    #[cfg(not(onewayalloc_page_heap))]
+    DEFAULT_FREE_PAGE_LIMIT
+}
+
+/// The spans the page heap has mapped now: their number and bytes (slots only).
+/// For tests and measurements.
+#[doc(hidden)]
+pub fn mapped_spans() -> (usize, usize) {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::mapped();
+    #[cfg(not(onewayalloc_page_heap))]
+    (0, 0)
+}

@@ -1,0 +1,256 @@
+//! The arithmetic of the page heap, without `unsafe` (and tested on every platform):
+//! how many slots a page takes, where a run of free slots is, which slots a purge
+//! gives back, and the decay of the free memory kept.
+//!
+//! A span is [`SPAN_SLOTS`] slots of [`SLOT`] bytes; its state is two bitmaps, one
+//! bit a slot (bit `i` is slot `i`, at `base + i * SLOT`):
+//! - `free`: the slot belongs to no arena;
+//! - `dirty`: the slot may hold resident memory (it was handed out since it was
+//!   last purged, or shares a transparent huge page with a slot that was).
+
+/// Bytes of a slot: the unit the heap hands out, the arena's largest page target.
+pub(crate) const SLOT: usize = 1 << 20;
+
+/// Slots of a standard span (one bit each in a `u64`).
+pub(crate) const SPAN_SLOTS: usize = 64;
+
+/// Every slot of a standard span.
+pub(crate) const ALL: u64 = u64::MAX;
+
+/// The slots a page of `size` bytes takes: `size / SLOT` rounded up (at least 1).
+/// `None` past what a mapping can be.
+pub(crate) fn slots_for(size: usize) -> Option<usize> {
+    let slots = size.max(1).div_ceil(SLOT);
+    // A mapping's length must fit `isize` with the header and alignment slack.
+    (slots <= (isize::MAX as usize >> 21)).then_some(slots)
+}
+
+/// The bitmap of `n` slots from `start` (`start + n <= 64`, `n >= 1`).
+pub(crate) fn mask(start: usize, n: usize) -> u64 {
+    debug_assert!(n >= 1 && start + n <= SPAN_SLOTS);
+    let ones = if n >= SPAN_SLOTS {
+        ALL
+    } else {
+        (1u64 << n) - 1
+    };
+    ones << start
+}
+
+/// The lowest `start` such that slots `start .. start + n` are all set in
+/// `candidates`, if any (`1 <= n <= 64`).
+pub(crate) fn find_run(candidates: u64, n: usize) -> Option<usize> {
+    if n == 0 || n > SPAN_SLOTS {
+        return None;
+    }
+    // Bit i of `starts` says that bits i .. i + k are all set, for k growing to n.
+    let mut starts = candidates;
+    for shift in 1..n {
+        starts &= candidates >> shift;
+    }
+    (starts != 0).then(|| starts.trailing_zeros() as usize)
+}
+
+/// The slots that share a transparent huge page (2 MiB: two slots, `2k` and
+/// `2k + 1`) with any slot of `slots`.
+pub(crate) fn huge_page_mates(slots: u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let pairs = (slots | (slots >> 1)) & EVEN;
+    pairs | (pairs << 1)
+}
+
+/// Where a page of `n` slots goes in a span, by preference: `Some((start, rank))`
+/// with the lower rank the better choice, or `None` if the span has no room
+/// (or only room the request should not take).
+///
+/// - rank 0: slots already resident in a span of the kind asked (no page fault,
+///   the pages the kind promises);
+/// - rank 1: slots already resident in a span of the other kind (no page fault);
+/// - rank 2: fresh slots in a span of the kind asked.
+///
+/// Fresh slots of a huge-page span are not given to a request for plain pages
+/// (touching one byte would fault a whole 2 MiB page), and fresh slots of a plain
+/// span not to a request for huge pages (it would get no huge page).
+pub(crate) fn choose(
+    free: u64,
+    dirty: u64,
+    n: usize,
+    span_huge: bool,
+    want_huge: bool,
+) -> Option<(usize, u8)> {
+    if let Some(start) = find_run(free & dirty, n) {
+        return Some((start, if span_huge == want_huge { 0 } else { 1 }));
+    }
+    if span_huge == want_huge {
+        return find_run(free, n).map(|start| (start, 2));
+    }
+    None
+}
+
+/// The slots of `candidates` to purge so that at most `keep` of the `held` free
+/// resident slots remain: the highest ones first (the heap hands out the lowest
+/// first, so the kept ones are those taken next). Returns the slots and their count.
+pub(crate) fn purge_choice(candidates: u64, held: usize, keep: usize) -> (u64, usize) {
+    let mut excess = held.saturating_sub(keep);
+    let mut chosen = 0u64;
+    let mut left = candidates;
+    while excess > 0 && left != 0 {
+        let top = 63 - left.leading_zeros() as usize;
+        chosen |= 1u64 << top;
+        left &= !(1u64 << top);
+        excess -= 1;
+    }
+    (chosen, chosen.count_ones() as usize)
+}
+
+/// The runs of consecutive set bits of `slots`, as `(start, n)`, lowest first: the
+/// ranges one `madvise` each purges.
+pub(crate) fn runs_of(slots: u64) -> impl Iterator<Item = (usize, usize)> {
+    let mut left = slots;
+    core::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        let start = left.trailing_zeros() as usize;
+        let n = (!(left >> start)).trailing_zeros() as usize;
+        left &= !mask(start, n);
+        Some((start, n))
+    })
+}
+
+/// The free slots the decay leaves after `epochs` epochs in which at least
+/// `low_water` of the `held` free resident slots were never taken: half of that
+/// unneeded part goes each epoch (rounded up, so that it reaches zero).
+pub(crate) fn decay_keep(held: usize, low_water: usize, epochs: u32) -> usize {
+    let unneeded = low_water.min(held);
+    let mut left = unneeded;
+    for _ in 0..epochs.min(usize::BITS) {
+        left -= left.div_ceil(2);
+        if left == 0 {
+            break;
+        }
+    }
+    held - (unneeded - left)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_take_whole_slots() {
+        assert_eq!(slots_for(0), Some(1));
+        assert_eq!(slots_for(1), Some(1));
+        assert_eq!(slots_for(SLOT), Some(1));
+        assert_eq!(slots_for(SLOT + 1), Some(2));
+        assert_eq!(slots_for(64 * SLOT), Some(64));
+        assert_eq!(slots_for(64 * SLOT + 4096), Some(65));
+        assert_eq!(slots_for(usize::MAX), None);
+        assert_eq!(slots_for(isize::MAX as usize), None);
+        let largest = (isize::MAX as usize >> 21) * SLOT;
+        assert_eq!(slots_for(largest), Some(isize::MAX as usize >> 21));
+        assert_eq!(slots_for(largest + 1), None);
+    }
+
+    #[test]
+    fn masks_cover_exactly_the_slots_named() {
+        assert_eq!(mask(0, 1), 1);
+        assert_eq!(mask(3, 2), 0b11000);
+        assert_eq!(mask(63, 1), 1 << 63);
+        assert_eq!(mask(0, 64), ALL);
+        assert_eq!(mask(1, 63), ALL << 1);
+        assert_eq!(mask(0, 63), ALL >> 1);
+    }
+
+    #[test]
+    fn runs_are_found_lowest_first_and_only_whole() {
+        assert_eq!(find_run(0, 1), None);
+        assert_eq!(find_run(0b1000, 1), Some(3));
+        assert_eq!(find_run(0b1011, 2), Some(0));
+        assert_eq!(find_run(0b1101, 2), Some(2));
+        assert_eq!(find_run(0b1101, 3), None);
+        assert_eq!(find_run(0b0111_0110, 3), Some(4));
+        assert_eq!(find_run(ALL, 64), Some(0));
+        assert_eq!(find_run(ALL << 1, 64), None);
+        assert_eq!(find_run(ALL << 1, 63), Some(1));
+        assert_eq!(find_run(1 << 63, 1), Some(63));
+        assert_eq!(find_run(ALL, 0), None);
+        assert_eq!(find_run(ALL, 65), None);
+        // Every start and length against a plain scan.
+        for candidates in [
+            0x00ff_00f0_0f0f_3c3cu64,
+            0x8000_0000_0000_0001,
+            0xfff0_0000_0000_ffff,
+        ] {
+            for n in 1..=SPAN_SLOTS {
+                let scan = (0..=SPAN_SLOTS - n).find(|&s| candidates & mask(s, n) == mask(s, n));
+                assert_eq!(find_run(candidates, n), scan, "{candidates:#x} {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn huge_page_mates_pair_even_and_odd_slots() {
+        assert_eq!(huge_page_mates(0), 0);
+        assert_eq!(huge_page_mates(0b1), 0b11);
+        assert_eq!(huge_page_mates(0b10), 0b11);
+        assert_eq!(huge_page_mates(0b100), 0b1100);
+        assert_eq!(huge_page_mates(0b0110), 0b1111);
+        assert_eq!(huge_page_mates(1 << 63), 0b11 << 62);
+        assert_eq!(huge_page_mates(ALL), ALL);
+    }
+
+    #[test]
+    fn resident_slots_come_first_then_fresh_slots_of_the_kind_asked() {
+        let free = 0b1111_0000u64;
+        let dirty = 0b0011_0011u64; // slots 4 and 5 free and resident
+        assert_eq!(choose(free, dirty, 1, false, false), Some((4, 0)));
+        assert_eq!(choose(free, dirty, 1, true, false), Some((4, 1)));
+        assert_eq!(choose(free, dirty, 2, true, true), Some((4, 0)));
+        assert_eq!(choose(free, dirty, 2, false, true), Some((4, 1)));
+        // Three slots: only fresh room, and only in a span of the kind asked.
+        assert_eq!(choose(free, dirty, 3, false, false), Some((4, 2)));
+        assert_eq!(choose(free, dirty, 3, true, true), Some((4, 2)));
+        assert_eq!(choose(free, dirty, 3, true, false), None);
+        assert_eq!(choose(free, dirty, 3, false, true), None);
+        assert_eq!(choose(free, dirty, 5, false, false), None);
+        assert_eq!(choose(0, ALL, 1, false, false), None);
+    }
+
+    #[test]
+    fn purges_take_the_highest_slots_down_to_what_may_be_kept() {
+        assert_eq!(purge_choice(0b1011_0110, 5, 2), (0b1011_0000, 3));
+        assert_eq!(purge_choice(0b1011_0110, 5, 5), (0, 0));
+        assert_eq!(purge_choice(0b1011_0110, 5, 9), (0, 0));
+        assert_eq!(purge_choice(0b0110, 9, 0), (0b0110, 2));
+        assert_eq!(purge_choice(ALL, 64, 0), (ALL, 64));
+        assert_eq!(purge_choice(ALL, 70, 10), (ALL << 4, 60));
+        assert_eq!(purge_choice(ALL, 64, 70), (0, 0));
+        assert_eq!(purge_choice(1, 1, 0), (1, 1));
+    }
+
+    #[test]
+    fn runs_of_bits_split_at_every_gap() {
+        let runs: std::vec::Vec<_> = runs_of(0b1110_0110_0001).collect();
+        assert_eq!(runs, [(0, 1), (5, 2), (9, 3)]);
+        assert_eq!(runs_of(0).count(), 0);
+        let all: std::vec::Vec<_> = runs_of(ALL).collect();
+        assert_eq!(all, [(0, 64)]);
+        let top: std::vec::Vec<_> = runs_of(0b11 << 62).collect();
+        assert_eq!(top, [(62, 2)]);
+    }
+
+    #[test]
+    fn the_decay_halves_what_an_epoch_left_unneeded() {
+        assert_eq!(decay_keep(10, 0, 1), 10);
+        assert_eq!(decay_keep(10, 8, 0), 10);
+        assert_eq!(decay_keep(10, 8, 1), 6);
+        assert_eq!(decay_keep(10, 8, 2), 4);
+        assert_eq!(decay_keep(10, 8, 3), 3);
+        assert_eq!(decay_keep(10, 8, 4), 2);
+        assert_eq!(decay_keep(10, 1, 1), 9);
+        assert_eq!(decay_keep(10, 10, 100), 0);
+        assert_eq!(decay_keep(4, 10, 1), 2);
+        assert_eq!(decay_keep(0, 0, 5), 0);
+        assert_eq!(decay_keep(usize::MAX, usize::MAX, u32::MAX), 0);
+    }
+}

@@ -1,0 +1,239 @@
+//! The page heap of `OneWayAlloc::new()` on 64-bit Linux (src/page_heap/): large
+//! pages come from spans that every arena shares, pages given back stay resident for
+//! the next arena within a bound that `free_page_bytes()` reports, and
+//! `release_free_pages()` gives them to the system. Checked through the block
+//! addresses, the heap's figures and `mincore(2)`. (The resident memory of whole
+//! programs: tests/page_heap_memory.rs.)
+#![cfg(all(target_os = "linux", target_pointer_width = "64", not(miri)))]
+
+use std::mem::MaybeUninit;
+
+use onewayalloc::{
+    DEFAULT_FREE_PAGE_LIMIT, OneWayAlloc, PAGE_HEADER_SIZE, SEPARATE_BLOCKS, free_page_bytes,
+    free_page_limit, mapped_spans, release_free_pages, set_free_page_limit,
+};
+
+const MIB: usize = 1 << 20;
+const OS_PAGE: usize = 4096;
+
+/// Residency of the OS page holding `addr`: `Some(resident)`, or `None` if the
+/// address is not mapped at all (`mincore` fails with ENOMEM).
+fn resident(addr: usize) -> Option<bool> {
+    let page = addr & !(OS_PAGE - 1);
+    let mut vec = 0u8;
+    // SAFETY: mincore only reads the page tables for the range and writes one byte
+    // into `vec`; an unmapped range is reported as ENOMEM, not a fault.
+    let rc = unsafe { libc::mincore(page as *mut libc::c_void, OS_PAGE, &mut vec) };
+    if rc == 0 {
+        Some(vec & 1 == 1)
+    } else {
+        assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::ENOMEM)
+        );
+        None
+    }
+}
+
+/// Fills the four small pages (64..512 KiB), then `n` blocks that each take a 1 MiB
+/// page of their own, written to; returns the big blocks' addresses.
+fn big_blocks(arena: &OneWayAlloc, n: usize) -> Vec<usize> {
+    for size in [64, 128, 256, 512] {
+        arena.alloc_bytes(size * 1024 - PAGE_HEADER_SIZE);
+    }
+    (0..n)
+        .map(|_| {
+            let block = arena.alloc_bytes(MIB - PAGE_HEADER_SIZE);
+            block.fill(MaybeUninit::new(7));
+            block.as_ptr().addr()
+        })
+        .collect()
+}
+
+/// One test function, so that no other test of this binary takes or returns pages
+/// of the process's heap meanwhile.
+#[test]
+fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keeps() {
+    if SEPARATE_BLOCKS {
+        return; // every block is its own allocation in the sanitizer mode
+    }
+    assert_eq!(free_page_limit(), DEFAULT_FREE_PAGE_LIMIT);
+    large_pages_are_slots_of_a_shared_span();
+    a_dropped_arena_leaves_its_pages_resident_to_the_next_arena();
+    trim_returns_pages_to_the_heap_and_release_gives_them_to_the_system();
+    the_limit_bounds_what_the_heap_keeps();
+    a_barely_touched_large_page_costs_its_touched_bytes();
+    many_arenas_share_a_few_spans();
+    sizes_the_system_cannot_back_are_errors();
+    a_page_larger_than_a_span_has_a_mapping_of_its_own();
+    release_free_pages();
+    assert_eq!(free_page_bytes(), 0);
+    assert_eq!(mapped_spans(), (0, 0), "spans mapped with nothing in use");
+}
+
+fn large_pages_are_slots_of_a_shared_span() {
+    release_free_pages();
+    let arena = OneWayAlloc::new();
+    let blocks = big_blocks(&arena, 6);
+    assert_eq!(arena.stats().page_allocations, 10);
+    assert_eq!(arena.page_heap_bytes(), 6 * MIB);
+    for &block in &blocks {
+        // A slot starts at a 1 MiB boundary; the block follows the page header.
+        assert_eq!((block - PAGE_HEADER_SIZE) % MIB, 0, "{blocks:x?}");
+    }
+    // The arena's first two large pages (under 2 MiB filled) come from a plain span,
+    // the later ones from a huge-page span: two spans.
+    assert_eq!(mapped_spans(), (2, 128 * MIB));
+    let other = OneWayAlloc::new();
+    let more = big_blocks(&other, 1);
+    assert_eq!(
+        mapped_spans().0,
+        2,
+        "a second arena mapped a span of its own"
+    );
+    assert!(!blocks.contains(&more[0]));
+    drop((arena, other));
+    // Six pages and one: the four huge-page slots make two whole huge pages.
+    assert_eq!(free_page_bytes(), 7 * MIB);
+}
+
+fn a_dropped_arena_leaves_its_pages_resident_to_the_next_arena() {
+    release_free_pages();
+    assert_eq!(mapped_spans(), (0, 0));
+    let first = OneWayAlloc::new();
+    let blocks = big_blocks(&first, 2);
+    drop(first);
+    assert_eq!(free_page_bytes(), 2 * MIB);
+    assert!(blocks.iter().all(|&b| resident(b) == Some(true)));
+    // The next arena takes the same resident pages.
+    let second = OneWayAlloc::new();
+    let again = big_blocks(&second, 2);
+    let mut sorted = again.clone();
+    sorted.sort_unstable();
+    let mut expected = blocks.clone();
+    expected.sort_unstable();
+    assert_eq!(sorted, expected);
+    assert_eq!(free_page_bytes(), 0);
+    drop(second);
+}
+
+fn trim_returns_pages_to_the_heap_and_release_gives_them_to_the_system() {
+    release_free_pages();
+    let mut arena = OneWayAlloc::new();
+    let blocks = big_blocks(&arena, 4);
+    arena.reset();
+    // Keeps the small pages and the first large page: the other three go back.
+    arena.trim((128 + 256 + 512) * 1024 + MIB);
+    assert_eq!(arena.stats().pages, 5);
+    assert_eq!(arena.page_heap_bytes(), MIB);
+    let kept = free_page_bytes();
+    assert!(kept >= 3 * MIB, "{kept}");
+    assert_eq!(release_free_pages(), kept);
+    assert_eq!(free_page_bytes(), 0);
+    assert_eq!(
+        resident(blocks[0]),
+        Some(true),
+        "a kept page lost its memory"
+    );
+    for &b in &blocks[1..] {
+        assert_ne!(resident(b), Some(true), "a released page kept its memory");
+    }
+    drop(arena);
+    release_free_pages();
+    for &b in &blocks {
+        assert_eq!(
+            resident(b),
+            None,
+            "a span with nothing in use is still mapped"
+        );
+    }
+}
+
+fn the_limit_bounds_what_the_heap_keeps() {
+    release_free_pages();
+    set_free_page_limit(3 * MIB);
+    let arena = OneWayAlloc::new();
+    let blocks = big_blocks(&arena, 10);
+    drop(arena);
+    assert_eq!(free_page_bytes(), 3 * MIB);
+    let still = blocks
+        .iter()
+        .filter(|&&b| resident(b) == Some(true))
+        .count();
+    assert!(still <= 3, "{still} pages resident over a limit of 3");
+    // Lowering the limit gives back the excess at once.
+    set_free_page_limit(MIB);
+    assert_eq!(free_page_bytes(), MIB);
+    set_free_page_limit(0);
+    assert_eq!(free_page_bytes(), 0);
+    let arena = OneWayAlloc::new();
+    big_blocks(&arena, 2);
+    drop(arena);
+    assert_eq!(free_page_bytes(), 0, "kept memory under a limit of 0");
+    set_free_page_limit(DEFAULT_FREE_PAGE_LIMIT);
+}
+
+fn a_barely_touched_large_page_costs_its_touched_bytes() {
+    release_free_pages();
+    // One block of 1.1 MiB in a fresh arena: a page of two slots, one byte written.
+    let arena = OneWayAlloc::new();
+    let block = arena.alloc_bytes(MIB + MIB / 10);
+    block[0] = MaybeUninit::new(1);
+    let start = block.as_ptr().addr();
+    assert_eq!(resident(start), Some(true));
+    // No transparent huge page behind it: the rest of the 2 MiB stays untouched.
+    for offset in [64 << 10, MIB / 2, MIB] {
+        assert_eq!(resident(start + offset), Some(false), "offset {offset}");
+    }
+    drop(arena);
+}
+
+fn many_arenas_share_a_few_spans() {
+    release_free_pages();
+    let arenas: Vec<OneWayAlloc> = (0..100)
+        .map(|_| {
+            let arena = OneWayAlloc::new();
+            arena.alloc_bytes(MIB + MIB / 10)[0] = MaybeUninit::new(1);
+            arena
+        })
+        .collect();
+    // 200 slots: four spans of 64.
+    assert_eq!(mapped_spans(), (4, 256 * MIB));
+    drop(arenas);
+    assert!(free_page_bytes() <= free_page_limit());
+}
+
+/// MemTotal plus SwapTotal, in bytes.
+fn memory_and_swap() -> usize {
+    let info = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib = |key: &str| -> usize {
+        let line = info.lines().find(|l| l.starts_with(key)).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    (kib("MemTotal:") + kib("SwapTotal:")) * 1024
+}
+
+fn sizes_the_system_cannot_back_are_errors() {
+    let too_much = 2 * memory_and_swap();
+    let arena = OneWayAlloc::new();
+    assert!(arena.try_alloc_bytes(too_much).is_err());
+    assert!(OneWayAlloc::try_with_size_hint(too_much).is_err());
+    // The arena is still usable.
+    assert_eq!(arena.try_alloc_bytes(2 * MIB).map(|b| b.len()), Ok(2 * MIB));
+}
+
+fn a_page_larger_than_a_span_has_a_mapping_of_its_own() {
+    release_free_pages();
+    let arena = OneWayAlloc::new();
+    let block = arena.alloc_bytes(80 * MIB);
+    block[80 * MIB - 1] = MaybeUninit::new(1);
+    let (spans, bytes) = mapped_spans();
+    assert_eq!(spans, 1);
+    assert!(bytes >= 80 * MIB && bytes < 82 * MIB, "{bytes}");
+    assert_eq!(arena.page_heap_bytes(), arena.stats().capacity - 64 * 1024);
+    let end = block.as_ptr().addr() + 80 * MIB - 1;
+    drop(arena);
+    // Unmapped at once: such a page is not kept.
+    assert_eq!(resident(end), None);
+    assert_eq!(mapped_spans(), (0, 0));
+}
