@@ -229,7 +229,7 @@ fn a_page_larger_than_a_span_has_a_mapping_of_its_own() {
     block[80 * MIB - 1] = MaybeUninit::new(1);
     let (spans, bytes) = mapped_spans();
     assert_eq!(spans, 1);
-    assert!(bytes >= 80 * MIB && bytes < 82 * MIB, "{bytes}");
+    assert!((80 * MIB..82 * MIB).contains(&bytes), "{bytes}");
     assert_eq!(arena.page_heap_bytes(), arena.stats().capacity - 64 * 1024);
     let end = block.as_ptr().addr() + 80 * MIB - 1;
     drop(arena);
