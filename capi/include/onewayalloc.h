@@ -27,12 +27,14 @@
  *
  * The fatal path. On an allocation the system refuses, a size that overflows
  *     size_t, a NULL arena passed to a call that needs one, onewayalloc_strdupz()
- *     of NULL, a NULL source with bytes to copy, or a block described wrongly
- *     where the mode can tell (onewayalloc_freez() or onewayalloc_doublesize() of
- *     a pointer the arena does not hold, in the sanitizer mode; an `oldsize`
- *     larger than its block, as onewayalloc_doublesize() says), the call writes
- *     one line to stderr, starting with
- *     "fatal: " and naming the call and its arguments, for example (one line)
+ *     of NULL, a NULL source with bytes to copy, a cleanup that resets or
+ *     destroys its own arena (see onewayalloc_add_cleanup()), or a block
+ *     described wrongly where the mode can tell (onewayalloc_freez() or
+ *     onewayalloc_doublesize() of a pointer the arena does not hold, in the
+ *     sanitizer mode; an `oldsize` larger than its block, as
+ *     onewayalloc_doublesize() says), the call writes one line to stderr,
+ *     starting with "fatal: " and naming the call and its arguments, for example
+ *     (one line)
  *         fatal: onewayalloc_callocz(owa=0x55d0c1e0, nmemb=4611686018427387904,
  *         size=8): nmemb * size overflows size_t
  *     then calls the handler set by onewayalloc_set_fatal_handler() (if any) with
@@ -138,6 +140,12 @@ void onewayalloc_reset(ONEWAYALLOC *owa);
  * only the first page. Meant for long-lived arenas that should give back the
  * memory a rare large unit of work needed. Does nothing in the sanitizer mode
  * (there are no pages) and for NULL.
+ *
+ * Called by a cleanup of the arena (see onewayalloc_add_cleanup()), it frees
+ * nothing at once, since every page is still in use while the cleanups run:
+ * onewayalloc_reset() carries it out after its last cleanup, once it has made the
+ * pages available, with the smallest `keep_bytes` its cleanups asked for. While
+ * onewayalloc_destroy() runs the cleanups it does nothing: every page goes back.
  */
 void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes);
 
@@ -150,13 +158,26 @@ void onewayalloc_trim(ONEWAYALLOC *owa, size_t keep_bytes);
  * 64-bit targets): nothing else is allocated. NULL owa or cleanup takes the fatal
  * path.
  *
- * While it runs, a cleanup may allocate from the same arena (the block is valid
- * until that reset or destroy completes, and freed with the rest in the sanitizer
- * mode) and may call onewayalloc_add_cleanup() again: the cleanup it adds runs in
- * the same reset or destroy, before the older ones still waiting. A cleanup must
- * not call onewayalloc_reset() or onewayalloc_destroy() on its own arena, and must
- * not return by longjmp() or a C++ exception. It runs on the thread that resets or
- * destroys the arena.
+ * While it runs, a cleanup may make any call on its own arena except
+ * onewayalloc_reset() and onewayalloc_destroy():
+ *   - allocate (onewayalloc_mallocz(), _callocz(), _strdupz(), _memdupz(),
+ *     _doublesize()): the block is valid until that reset or destroy completes,
+ *     and freed with the rest in the sanitizer mode; onewayalloc_freez() works as
+ *     anywhere else;
+ *   - onewayalloc_add_cleanup(): the cleanup it adds runs in the same reset or
+ *     destroy, before the older ones still waiting;
+ *   - onewayalloc_trim(): carried out by the reset after its last cleanup (see
+ *     onewayalloc_trim()).
+ * A cleanup that calls onewayalloc_reset() or onewayalloc_destroy() on its own
+ * arena takes the fatal path, before anything is reset or freed, with the line
+ * (one line)
+ *     fatal: onewayalloc_reset(owa=0x55d0c1e0): called by a cleanup of this arena
+ *     while onewayalloc_destroy runs its cleanups (a cleanup must not reset or
+ *     destroy its own arena)
+ * The rule is per arena: an arena whose cleanups are running (further up the same
+ * chain of calls) counts as its own; any other arena may be used as usual. A
+ * cleanup must not return by longjmp() or a C++ exception. It runs on the thread
+ * that resets or destroys the arena.
  */
 void onewayalloc_add_cleanup(ONEWAYALLOC *owa, void (*cleanup)(void *), void *arg);
 

@@ -117,6 +117,9 @@ pub(crate) enum Reason {
     /// path) points outside the arena's current page: the handle was overwritten,
     /// or is not a live handle.
     BadCursor,
+    /// A cleanup called `onewayalloc_reset` or `onewayalloc_destroy` on its own
+    /// arena while `running` (one of them) ran the arena's cleanups.
+    OwnArenaInCleanup { running: &'static str },
 }
 
 impl fmt::Display for Reason {
@@ -149,6 +152,11 @@ impl fmt::Display for Reason {
             Reason::BadCursor => f.write_str(
                 "the handle's struct onewayalloc_cursor points outside the arena's \
                  current page (the handle was overwritten, or is not a live handle)",
+            ),
+            Reason::OwnArenaInCleanup { running } => write!(
+                f,
+                "called by a cleanup of this arena while {running} runs its cleanups \
+                 (a cleanup must not reset or destroy its own arena)"
             ),
         }
     }

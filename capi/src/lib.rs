@@ -51,6 +51,13 @@
 //!   and any Rust panic end in the fatal path (one line on stderr, the handler,
 //!   `abort()`). Nothing unwinds into C and no call returns NULL where the header
 //!   promises a block.
+//! - Cleanups (`onewayalloc_add_cleanup`) are C functions that `reset` and
+//!   `destroy` run while they hold the handle through a shared reference, and
+//!   that may call back into the library on the same handle. No such call takes
+//!   the handle exclusively: the allocating calls, `freez`, `doublesize` and
+//!   `add_cleanup` work through `Cell`s; `trim` is recorded and carried out by the
+//!   reset after its last cleanup; a `reset` or `destroy` of the arena is fatal.
+//!   `tests/cleanup_calls.rs` makes these calls under Miri.
 //! - Without the `std` feature (the small C library: `cargo rustc --lib -p
 //!   onewayalloc-capi --no-default-features --profile capi-release --crate-type
 //!   staticlib,cdylib`) the library is `no_std` and needs `panic = "abort"`: the C
@@ -102,13 +109,22 @@ pub const SEPARATE_BLOCKS: bool = onewayalloc::SEPARATE_BLOCKS;
 type Arena = OneWayAlloc<Counting>;
 
 /// What an `ONEWAYALLOC *` points to: the inline path's cursor (first, at offset
-/// 0: the header reads it), the arena, and the most recent block a call handed out
-/// from it, which only `onewayalloc_doublesize` may grow in place.
+/// 0: the header reads it), the arena, the most recent block a call handed out
+/// from it, which only `onewayalloc_doublesize` may grow in place, and what the
+/// arena's cleanups may not do at once while they run (see [`Handle::run_cleanups`]).
 #[repr(C)]
 struct Handle {
     cursor: Cursor,
     arena: Arena,
     last: Cell<LastBlock>,
+    /// While `onewayalloc_reset` or `onewayalloc_destroy` runs the arena's
+    /// cleanups: the name of that call (for the fatal line of a cleanup that
+    /// resets or destroys its own arena). `None` otherwise.
+    cleaning: Cell<Option<&'static str>>,
+    /// The smallest `keep_bytes` of the `onewayalloc_trim` calls the cleanups made
+    /// while `onewayalloc_reset` ran them: carried out once the reset has made the
+    /// pages available (and dropped by `onewayalloc_destroy`, which returns them all).
+    deferred_trim: Cell<Option<usize>>,
 }
 
 /// The header's `struct onewayalloc_cursor` (ABI version 1, `ONEWAYALLOC_CURSOR_ABI`):
@@ -239,7 +255,52 @@ impl Handle {
             },
             arena,
             last: Cell::new(LastBlock::NONE),
+            cleaning: Cell::new(None),
+            deferred_trim: Cell::new(None),
         }
+    }
+
+    /// Refuses a reset or destroy (`call`) while this arena's cleanups run: one of
+    /// them called it on its own arena, which the header forbids. Going on would
+    /// take the handle exclusively (or free it) while the call running the cleanups
+    /// holds it, and reset or free the very blocks the cleanups may still use.
+    fn not_cleaning(&self) -> Result<(), Reason> {
+        match self.cleaning.get() {
+            Some(running) => Err(Reason::OwnArenaInCleanup { running }),
+            None => Ok(()),
+        }
+    }
+
+    /// The first half of `onewayalloc_reset` and `onewayalloc_destroy` (`call`,
+    /// their name): takes the inline blocks in and runs the arena's cleanups, most
+    /// recent first, with `cleaning` set meanwhile.
+    ///
+    /// The cleanups are C functions that may call back into the library on this
+    /// very handle (through C's raw pointer) while this shared reference is held up
+    /// the stack (and the crate's `run_owned_drops` holds one to the arena, as a
+    /// protected argument). So while `cleaning` is set, every call takes the handle
+    /// through shared references only, never exclusively: the allocating calls,
+    /// `freez`, `doublesize` and `add_cleanup` work through `Cell`s as always;
+    /// `onewayalloc_trim` is recorded in `deferred_trim` instead of trimming; a reset
+    /// or destroy is fatal ([`not_cleaning`](Self::not_cleaning)). A fatal path
+    /// aborts (nothing unwinds), so `cleaning` cannot be left set on a handle
+    /// that is used again.
+    ///
+    /// # Safety
+    /// The caller resets or drops the arena next, and no block of it is used
+    /// afterwards (the header's contract for reset and destroy).
+    unsafe fn run_cleanups(&self, call: &'static str) -> Result<(), Reason> {
+        self.not_cleaning()?;
+        // The cleanups may allocate inline too: the cursor is in sync while they
+        // run (`sync_in` leaves it as it is), and what they bump is released by
+        // the reset or destroy with the rest.
+        self.sync_in()?;
+        self.cleaning.set(Some(call));
+        // SAFETY: the caller's guarantee: no block is used after the reset or
+        // destroy that follows.
+        unsafe { self.arena.run_owned_drops() };
+        self.cleaning.set(None);
+        Ok(())
     }
 }
 
@@ -261,7 +322,10 @@ unsafe fn handle<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a Handle> {
 ///
 /// # Safety
 /// As for [`handle`], and no block of the arena may be in use by Rust references
-/// (C holds raw pointers only).
+/// (C holds raw pointers only). No other reference to the handle may be in use:
+/// never while the arena's cleanups run (`Handle::cleaning` set), when the call
+/// running them holds one up the stack; so only the calls a cleanup cannot make
+/// on its own arena take it (reset, and trim outside cleanups).
 unsafe fn handle_mut<'a>(owa: *mut ONEWAYALLOC) -> Option<&'a mut Handle> {
     // SAFETY: the caller's guarantee, as above.
     unsafe { owa.cast::<Handle>().as_mut() }
@@ -368,15 +432,16 @@ pub unsafe extern "C" fn onewayalloc_destroy(owa: *mut ONEWAYALLOC) {
             // SAFETY: the caller's guarantee: a live handle. The cleanups run
             // through a shared reference first (see `onewayalloc_reset`).
             if let Some(handle) = unsafe { handle(owa) } {
-                handle.sync_in()?;
                 // SAFETY: the caller's guarantee: no block is used after destroy,
                 // and the arena is dropped right after.
-                unsafe { handle.arena.run_owned_drops() };
+                unsafe { handle.run_cleanups("onewayalloc_destroy") }?;
             }
             if !owa.is_null() {
                 // SAFETY: the caller's guarantee: a live handle from
                 // `onewayalloc_create`, that is `Box::into_raw` of a `Handle`, given
-                // back once.
+                // back once; the cleanups have returned (a destroy from one of them
+                // was refused above), so no reference to it is held. A trim they
+                // asked for is dropped with it: every page goes back.
                 drop(unsafe { Box::from_raw(owa.cast::<Handle>()) });
             }
             Ok(())
@@ -408,23 +473,25 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
     entry(
         move |line| write!(line, "onewayalloc_reset(owa={})", Ptr(owa)),
         || {
-            // The cleanups may allocate inline too: the cursor is in sync while
-            // they run (`sync_in` leaves it as it is), and what they bump is
-            // released by the reset with the rest.
             // SAFETY: the caller's guarantee. The cleanups run through a shared
             // reference first, so that a cleanup may call back into the arena
-            // (allocate, add a cleanup) through its handle.
+            // (allocate, add a cleanup, trim) through its handle.
             if let Some(handle) = unsafe { handle(owa) } {
-                handle.sync_in()?;
                 // SAFETY: the caller's guarantee: no block is used after the reset,
                 // and the arena is reset right after.
-                unsafe { handle.arena.run_owned_drops() };
+                unsafe { handle.run_cleanups("onewayalloc_reset") }?;
             }
             // SAFETY: the caller's guarantee; C holds its blocks as raw pointers,
-            // and the shared reference above is no longer used.
+            // the cleanups have returned (a reset from one of them was refused
+            // above, before any cleanup ran) and the shared reference above is no
+            // longer used.
             if let Some(handle) = unsafe { handle_mut(owa) } {
                 handle.arena.reset();
                 handle.last.set(LastBlock::NONE);
+                // A trim a cleanup asked for, now that the pages are unused.
+                if let Some(keep_bytes) = handle.deferred_trim.take() {
+                    handle.arena.trim(keep_bytes);
+                }
                 handle.sync_out();
             }
             Ok(())
@@ -435,6 +502,12 @@ pub unsafe extern "C" fn onewayalloc_reset(owa: *mut ONEWAYALLOC) {
 /// Returns unused pages to the system, keeping at most `keep_bytes` of them (the
 /// crate's `trim`): after a reset, `onewayalloc_trim(owa, 0)` leaves only the first
 /// page. Does nothing in the sanitizer mode and for NULL.
+///
+/// Called by a cleanup of the arena while `onewayalloc_reset` runs it, it frees
+/// nothing at once (every page is still in use): the reset trims after its last
+/// cleanup, once the pages are available, with the smallest `keep_bytes` its
+/// cleanups asked for. While `onewayalloc_destroy` runs the cleanups it does
+/// nothing: every page goes back anyway.
 ///
 /// # Safety
 /// `owa` must be NULL or a live handle used by this thread only.
@@ -461,7 +534,25 @@ pub unsafe extern "C" fn onewayalloc_trim(owa: *mut ONEWAYALLOC, keep_bytes: usi
             )
         },
         || {
-            // SAFETY: the caller's guarantee; unused pages hold no live block.
+            // SAFETY: the caller's guarantee: NULL or a live handle.
+            let Some(shared) = (unsafe { handle(owa) }) else {
+                return Ok(());
+            };
+            if shared.cleaning.get().is_some() {
+                // A cleanup of this arena: the reset or destroy running it holds
+                // the handle, and every page is still in use. The reset trims when
+                // it has made the pages available (the smallest `keep_bytes` asked
+                // for); a destroy returns every page anyway.
+                let keep = shared
+                    .deferred_trim
+                    .get()
+                    .map_or(keep_bytes, |k| k.min(keep_bytes));
+                shared.deferred_trim.set(Some(keep));
+                return Ok(());
+            }
+            // SAFETY: the caller's guarantee; no cleanup of this arena runs, so no
+            // reference to the handle is held up the stack (`shared` is not used
+            // again); unused pages hold no live block.
             if let Some(handle) = unsafe { handle_mut(owa) } {
                 handle.sync_in()?;
                 handle.arena.trim(keep_bytes);
@@ -503,10 +594,14 @@ impl Drop for Cleanup {
 /// the arena (a block of 32 bytes on 64-bit targets). NULL `owa` or `cleanup` is
 /// fatal.
 ///
-/// A cleanup may allocate from the same arena (the block is valid until the
-/// reset or destroy that runs the cleanup completes) and may add cleanups, which
-/// run in the same reset or destroy, before the older ones. It must not reset or
-/// destroy the arena.
+/// A cleanup may make any call on its own arena but a reset or destroy: allocate
+/// (the block is valid until the reset or destroy that runs the cleanup
+/// completes), `freez`, `doublesize`, add cleanups, which run in the same reset or
+/// destroy, before the older ones, and trim, which the reset carries out once it
+/// has made the pages available (see [`onewayalloc_trim`]). A reset or destroy of
+/// an arena from one of its own cleanups is fatal, before anything is reset or
+/// freed. (While the cleanups run, the reset or destroy holds the handle: every
+/// call a cleanup makes on it takes it through shared references only.)
 ///
 /// # Safety
 /// `owa` must be a live handle used by this thread only (NULL is fatal);

@@ -186,6 +186,53 @@ fn fatal_add_cleanup_null_cleanup() {
     );
 }
 
+/// Issue 30: a cleanup must not reset or destroy its own arena (the header's rule);
+/// doing so takes the fatal path before anything is reset or freed, whether a reset
+/// or a destroy runs the cleanup. `call` is what the cleanup calls, `running` what
+/// runs it.
+fn expect_own_arena_fatal(case: &str, call: &str, running: &str) {
+    expect_fatal_in(
+        "cleanup.c",
+        case,
+        &format!(
+            "fatal: {call}(owa={{owa}}): called by a cleanup of this arena while {running} \
+             runs its cleanups (a cleanup must not reset or destroy its own arena)"
+        ),
+    );
+}
+
+#[test]
+fn fatal_reset_of_its_own_arena_in_a_cleanup_at_reset() {
+    expect_own_arena_fatal("reset_in_reset", "onewayalloc_reset", "onewayalloc_reset");
+}
+
+#[test]
+fn fatal_destroy_of_its_own_arena_in_a_cleanup_at_reset() {
+    expect_own_arena_fatal(
+        "destroy_in_reset",
+        "onewayalloc_destroy",
+        "onewayalloc_reset",
+    );
+}
+
+#[test]
+fn fatal_reset_of_its_own_arena_in_a_cleanup_at_destroy() {
+    expect_own_arena_fatal(
+        "reset_in_destroy",
+        "onewayalloc_reset",
+        "onewayalloc_destroy",
+    );
+}
+
+#[test]
+fn fatal_destroy_of_its_own_arena_in_a_cleanup_at_destroy() {
+    expect_own_arena_fatal(
+        "destroy_in_destroy",
+        "onewayalloc_destroy",
+        "onewayalloc_destroy",
+    );
+}
+
 // ----- The fatal paths ----------------------------------------------------------------
 
 /// Runs `fatal CASE`; returns the output and the `name=address` lines it printed.

@@ -1,9 +1,15 @@
 /*
  * onewayalloc_add_cleanup(): cleanups run most recent first at onewayalloc_reset()
  * and onewayalloc_destroy(), once each, in both modes; a cleanup may allocate from
- * its arena and may add cleanups (they run in the same reset or destroy, first).
- * `cleanup` runs every rule; `cleanup null_owa` and `cleanup null_cleanup` take
- * the fatal path (the driver checks the line).
+ * its arena, may add cleanups (they run in the same reset or destroy, first) and
+ * may trim its arena (the reset trims after its last cleanup; issue 30).
+ * `cleanup` runs every rule; these cases take the fatal path (the driver checks
+ * the line):
+ *   null_owa, null_cleanup      onewayalloc_add_cleanup() of NULL
+ *   reset_in_reset              a cleanup resets its own arena, which a reset runs
+ *   destroy_in_reset            a cleanup destroys it, while a reset runs it
+ *   reset_in_destroy            a cleanup resets it, while a destroy runs it
+ *   destroy_in_destroy          a cleanup destroys it, while a destroy runs it
  */
 #include <string.h>
 
@@ -51,6 +57,35 @@ static void add_in_cleanup(void *arg) {
     onewayalloc_add_cleanup(a->owa, record, &ids[15]);
 }
 
+/* A cleanup that trims its own arena, then allocates from it (issue 30). */
+struct trimming {
+    ONEWAYALLOC *owa;
+    size_t keep;
+    int id;
+};
+
+static void trim_in_cleanup(void *arg) {
+    struct trimming *t = arg;
+    size_t before = onewayalloc_allocated_memory();
+    onewayalloc_trim(t->owa, t->keep);
+    /* Every page is in use while the cleanups run: nothing goes back yet. */
+    CHECK_EQ(onewayalloc_allocated_memory(), before);
+    char *copy = onewayalloc_strdupz(t->owa, "made after the trim");
+    CHECK(strcmp(copy, "made after the trim") == 0);
+    ran[nran++] = t->id;
+}
+
+/* Cleanups that reset or destroy the arena they are registered on (`arg`). */
+static void reset_own_arena(void *arg) {
+    onewayalloc_reset(arg);
+    printf("survived the reset\n");
+}
+
+static void destroy_own_arena(void *arg) {
+    onewayalloc_destroy(arg);
+    printf("survived the destroy\n");
+}
+
 static void expect(const int *want, size_t n) {
     CHECK_EQ(nran, n);
     for (size_t i = 0; i < n; i++) {
@@ -85,6 +120,21 @@ int main(int argc, char **argv) {
         show("owa", owa);
         show("arg", &ids[1]);
         onewayalloc_add_cleanup(owa, NULL, &ids[1]);
+        printf("survived\n");
+        return 0;
+    }
+    if (argc == 2 && (strcmp(argv[1], "reset_in_reset") == 0 ||
+                      strcmp(argv[1], "destroy_in_reset") == 0 ||
+                      strcmp(argv[1], "reset_in_destroy") == 0 ||
+                      strcmp(argv[1], "destroy_in_destroy") == 0)) {
+        ONEWAYALLOC *owa = onewayalloc_create(0);
+        show("owa", owa);
+        int destroys = strncmp(argv[1], "destroy_", 8) == 0;
+        onewayalloc_add_cleanup(owa, destroys ? destroy_own_arena : reset_own_arena, owa);
+        if (strcmp(strchr(argv[1], '_'), "_in_destroy") == 0)
+            onewayalloc_destroy(owa);
+        else
+            onewayalloc_reset(owa);
         printf("survived\n");
         return 0;
     }
@@ -164,6 +214,51 @@ int main(int argc, char **argv) {
         const int want[] = {100};
         expect(want, 1);
     }
+
+    /* A cleanup that trims its own arena (issue 30): the reset trims after its last
+     * cleanup, once the pages are available; the cleanup allocates after its trim. */
+    size_t base = onewayalloc_allocated_memory();
+    owa = onewayalloc_create(0);
+    size_t first = onewayalloc_allocated_memory() - base;
+    CHECK_EQ(first, PAGE_MODE ? first_page_size(0) : 0);
+    onewayalloc_mallocz(owa, 100 * KIB); /* a second page in the page mode */
+    CHECK(SEPARATE_BLOCKS || onewayalloc_allocated_memory() - base > first);
+    struct trimming trim_all = {owa, 0, 9};
+    onewayalloc_add_cleanup(owa, record, &ids[1]);
+    onewayalloc_add_cleanup(owa, trim_in_cleanup, &trim_all);
+    onewayalloc_add_cleanup(owa, record, &ids[2]);
+    onewayalloc_reset(owa);
+    {
+        const int want[] = {2, 9, 1};
+        expect(want, 3);
+    }
+    /* Only the first page is left (the sanitizer mode released every block). */
+    CHECK_EQ(onewayalloc_allocated_memory() - base, first);
+    CHECK(strcmp(onewayalloc_strdupz(owa, "after"), "after") == 0);
+
+    /* Several trims: the smallest keep_bytes is carried out, whatever the order. */
+    onewayalloc_mallocz(owa, 100 * KIB);
+    size_t second = onewayalloc_allocated_memory() - base - first;
+    struct trimming keep_second = {owa, second, 10}, keep_all = {owa, (size_t)-1, 11};
+    onewayalloc_add_cleanup(owa, trim_in_cleanup, &keep_all);
+    onewayalloc_add_cleanup(owa, trim_in_cleanup, &keep_second);
+    onewayalloc_mallocz(owa, 200 * KIB); /* a third page */
+    onewayalloc_reset(owa);
+    {
+        const int want[] = {10, 11};
+        expect(want, 2);
+    }
+    CHECK_EQ(onewayalloc_allocated_memory() - base, PAGE_MODE ? first + second : 0);
+
+    /* At destroy there is nothing left to trim: every page goes back. */
+    onewayalloc_mallocz(owa, 100 * KIB);
+    onewayalloc_add_cleanup(owa, trim_in_cleanup, &trim_all);
+    onewayalloc_destroy(owa);
+    {
+        const int want[] = {9};
+        expect(want, 1);
+    }
+    CHECK_EQ(onewayalloc_allocated_memory(), base);
     printf("ok\n");
     return 0;
 }
