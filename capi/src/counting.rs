@@ -1,9 +1,11 @@
 //! The backing allocator of every arena the C API creates: the global allocator,
 //! counted, which is what `onewayalloc_allocated_memory()` reports.
 //!
-//! An arena obtains nothing from its backing allocator but its pages (SPEC §1.1), so
-//! the count is exactly the bytes of the pages that C API arenas hold, page headers
-//! included. In the sanitizer mode the "pages" are the outstanding blocks, so the
+//! An arena obtains nothing from its backing allocator but its small pages (SPEC
+//! §1.1); its large pages come from the process's page heap (as for
+//! `OneWayAlloc::new()`), and each handle adds what its arena holds from there
+//! ([`Counting::heap_pages_changed`]). So the count is exactly the bytes of the
+//! pages that C API arenas hold, page headers included. In the sanitizer mode the "pages" are the outstanding blocks, so the
 //! count drops at `onewayalloc_freez` and `onewayalloc_reset` there. The arena
 //! handle itself and the sanitizer mode's record of blocks come from the global
 //! allocator directly and are not counted.
@@ -31,6 +33,17 @@ pub(crate) fn allocated() -> usize {
 pub(crate) struct Counting;
 
 impl Counting {
+    /// Counts the change of the bytes an arena holds from the process's page heap
+    /// (its large pages, which do not come through this allocator), from `before`
+    /// to `now`.
+    pub(crate) fn heap_pages_changed(before: usize, now: usize) {
+        if now > before {
+            Self::add(now - before);
+        } else {
+            Self::sub(before - now);
+        }
+    }
+
     fn add(bytes: usize) {
         ALLOCATED.fetch_add(bytes, Ordering::Relaxed);
     }

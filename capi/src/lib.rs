@@ -125,6 +125,17 @@ struct Handle {
     /// while `onewayalloc_reset` ran them: carried out once the reset has made the
     /// pages available (and dropped by `onewayalloc_destroy`, which returns them all).
     deferred_trim: Cell<Option<usize>>,
+    /// The bytes of the arena's pages from the process's page heap that
+    /// `onewayalloc_allocated_memory` counts now (brought up to date by
+    /// [`Handle::sync_out`], taken out when the handle drops).
+    heap_counted: Cell<usize>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // The arena, dropped right after, gives every page back.
+        Counting::heap_pages_changed(self.heap_counted.get(), 0);
+    }
 }
 
 /// The header's `struct onewayalloc_cursor` (ABI version 1, `ONEWAYALLOC_CURSOR_ABI`):
@@ -208,6 +219,9 @@ impl Handle {
     /// sanitizer mode), with the most recent block's start as `last`. Called before
     /// returning to C and before running cleanups.
     fn sync_out(&self) {
+        // Every call that obtains or returns pages ends here: the count follows.
+        let heap = self.arena.page_heap_bytes();
+        Counting::heap_pages_changed(self.heap_counted.replace(heap), heap);
         let (pos, end) = match self.arena.free_span() {
             Some((pos, end)) if end.addr().get() % BLOCK_ALIGN == 0 => (pos.as_ptr(), end.as_ptr()),
             _ => (self.parked(), self.parked()),
@@ -257,6 +271,7 @@ impl Handle {
             last: Cell::new(LastBlock::NONE),
             cleaning: Cell::new(None),
             deferred_trim: Cell::new(None),
+            heap_counted: Cell::new(0),
         }
     }
 
@@ -400,7 +415,9 @@ pub extern "C" fn onewayalloc_create(size_hint: usize) -> *mut ONEWAYALLOC {
             let first_page = size_hint
                 .saturating_add(onewayalloc::PAGE_HEADER_SIZE)
                 .max(64 * 1024);
-            let arena = Arena::try_with_size_hint_in(size_hint, Counting)
+            // Large pages from the process's page heap, shared with the Rust arenas
+            // (an arena created per query reuses the pages of the previous one).
+            let arena = Arena::try_with_size_hint_and_page_heap_in(size_hint, Counting)
                 .map_err(|_| Reason::Refused { bytes: first_page })?;
             let handle = Box::try_new(Handle::new(arena)).map_err(|_| Reason::Refused {
                 bytes: size_of::<Handle>(),

@@ -86,6 +86,22 @@ fn fatal_when_the_program_overwrote_the_cursor() {
 // ----- Netdata's usage patterns -------------------------------------------------
 
 #[test]
+fn a_new_arena_takes_the_resident_pages_of_a_destroyed_one() {
+    // Valgrind and ASan fault on their own account, and the small no_std library
+    // (given by ONEWAYALLOC_CAPI_LIBRARY_DIR) has no page heap, only malloc: the
+    // figures are printed only.
+    let other_library = std::env::var_os("ONEWAYALLOC_CAPI_LIBRARY_DIR").is_some();
+    let args: &[&str] = if valgrind() || ASAN || other_library {
+        &["measure"]
+    } else {
+        &[]
+    };
+    let output = run_program("page_reuse.c", args);
+    assert_success(&output);
+    println!("{}", String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
 fn netdata_query_one_arena_per_query() {
     // Charts, dimensions, points, queries: smaller under Valgrind, same paths.
     let args: &[&str] = if valgrind() {
