@@ -106,21 +106,21 @@ impl OneWayAlloc {
     /// obtained from the global allocator.
     ///
     /// **Where the pages come from.** On 64-bit Linux the pages of 1 MiB and more
-    /// (the fifth page on, and pages for large blocks) come from the OS instead: the
-    /// arena maps address space in runs of 64 MiB aligned to 2 MiB, asks for
-    /// transparent huge pages on them (`madvise(MADV_HUGEPAGE)`), and carves its
-    /// large pages out of a run one after the other, so an arena that has grown
-    /// touches its memory through 2 MiB pages (fewer TLB misses and page faults:
-    /// Netdata's context query runs faster, see `docs/PERFORMANCE.md`). Address
-    /// space costs nothing until touched; [`trim`](Self::trim) returns the memory
-    /// of the pages it frees to the OS at once. Drop keeps up to 4 runs in a
-    /// process-wide cache for the arenas created next (as malloc keeps freed
-    /// memory, so an arena per query faults nothing after the first) and unmaps the
-    /// others. The first
-    /// pages (64 to 512 KiB) stay with the global allocator, so a small arena costs
-    /// no system call. [`new_in(Global)`](Self::new_in) obtains every page from the
-    /// global allocator instead; other platforms, Miri and the sanitizer mode always
-    /// do. The same holds for [`with_size_hint`](Self::with_size_hint) and
+    /// (the fifth page on, and pages for large blocks) come from the process's page
+    /// heap, shared by every arena `new()` creates: spans of 64 MiB mapped from the
+    /// OS and handed out in 1 MiB slots, with transparent huge pages for an arena
+    /// that has filled 2 MiB, so a grown arena touches its memory through 2 MiB pages
+    /// (fewer TLB misses and page faults: Netdata's context query runs faster, see
+    /// `docs/PERFORMANCE.md`). A page the arena gives back ([`trim`](Self::trim),
+    /// drop) stays resident in the heap for the next arena, counted by
+    /// [`free_page_bytes`](crate::free_page_bytes) and bounded by
+    /// [`free_page_limit`](crate::free_page_limit) (64 MiB by default); it decays
+    /// when no arena takes it, and [`release_free_pages`](crate::release_free_pages)
+    /// gives it all back at once. The first pages (64 to 512 KiB) stay with the
+    /// global allocator, so a small arena costs no system call.
+    /// [`new_in(Global)`](Self::new_in) obtains every page from the global allocator
+    /// instead; other platforms, Miri and the sanitizer mode always do. The same
+    /// holds for [`with_size_hint`](Self::with_size_hint) and
     /// [`try_with_size_hint`](Self::try_with_size_hint).
     ///
     /// # Panics
@@ -704,6 +704,12 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// that does not is freed, and the walk goes on with the next page, so a smaller
     /// page after a large freed one may still be kept. Used pages and the current
     /// page stay. After a [`reset`](Self::reset), `trim(0)` leaves only the first page.
+    ///
+    /// The pages of an arena made by [`new`](OneWayAlloc::new) that came from the
+    /// page heap go back to it, resident, for the next arena (counted by
+    /// [`free_page_bytes`](crate::free_page_bytes), within its bound);
+    /// [`release_free_pages`](crate::release_free_pages) then gives them to the
+    /// system.
     ///
     /// # Examples
     /// ```

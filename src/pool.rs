@@ -671,7 +671,10 @@ impl Pool {
 
     /// Drops every idle arena, returning its memory to the system: for example when
     /// a server goes quiet after a burst. Arenas out on guards are not affected and
-    /// come back as usual.
+    /// come back as usual. The idle arenas' large pages do not stay in the process's
+    /// page heap (they would count in [`free_page_bytes`](crate::free_page_bytes)):
+    /// their memory goes back to the system at once. (Their small pages go back to
+    /// the global allocator, which keeps what it keeps.)
     ///
     /// # Examples
     /// ```
