@@ -9,7 +9,7 @@
 use std::mem::MaybeUninit;
 
 use onewayalloc::{
-    DEFAULT_FREE_PAGE_LIMIT, OneWayAlloc, PAGE_HEADER_SIZE, SEPARATE_BLOCKS, free_page_bytes,
+    DEFAULT_FREE_PAGE_LIMIT, OneWayAlloc, PAGE_HEADER_SIZE, Pool, SEPARATE_BLOCKS, free_page_bytes,
     free_page_limit, mapped_spans, release_free_pages, set_free_page_limit,
 };
 
@@ -66,6 +66,7 @@ fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keep
     many_arenas_share_a_few_spans();
     sizes_the_system_cannot_back_are_errors();
     a_page_larger_than_a_span_has_a_mapping_of_its_own();
+    a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped();
     release_free_pages();
     assert_eq!(free_page_bytes(), 0);
     assert_eq!(mapped_spans(), (0, 0), "spans mapped with nothing in use");
@@ -235,5 +236,22 @@ fn a_page_larger_than_a_span_has_a_mapping_of_its_own() {
     drop(arena);
     // Unmapped at once: such a page is not kept.
     assert_eq!(resident(end), None);
+    assert_eq!(mapped_spans(), (0, 0));
+}
+
+fn a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped() {
+    release_free_pages();
+    let pool = Pool::new().max_idle(1);
+    let guards: Vec<_> = (0..3).map(|_| pool.get()).collect();
+    for guard in &guards {
+        big_blocks(guard, 3);
+    }
+    // The pool keeps the arena returned last and drops the other two: their six
+    // large pages stay in the heap, free.
+    drop(guards);
+    assert_eq!(pool.stats().idle_arenas, 1);
+    assert!(free_page_bytes() >= 6 * MIB, "{}", free_page_bytes());
+    pool.clear();
+    assert_eq!(free_page_bytes(), 0, "free pages left after clear()");
     assert_eq!(mapped_spans(), (0, 0));
 }

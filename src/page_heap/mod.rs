@@ -205,6 +205,7 @@ pub fn free_page_bytes() -> usize {
 /// (`MADV_DONTNEED`, and `munmap` of the spans left empty) and returns how many
 /// bytes that was. Pages that live arenas hold, used or not, are not touched: an
 /// arena's [`trim`](crate::OneWayAlloc::trim) returns its unused pages first.
+/// [`Pool::clear`](crate::Pool::clear) calls it.
 ///
 /// # Examples
 /// ```
