@@ -11,6 +11,8 @@
 //!
 //! `cargo test --test page_heap_memory -- --nocapture` shows the figures.
 #![cfg(all(target_os = "linux", target_pointer_width = "64", not(miri)))]
+// With the `nightly` feature `Global` is std's, still unstable.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -534,6 +536,36 @@ fn arenas_work_under_an_address_space_limit() {
         assert_eq!(parsed.get("failed"), 0, "{}", parsed.line);
         assert_eq!(parsed.get("vec_ok"), 1, "{}", parsed.line);
     }
+}
+
+/// Beyond the rows: the free pages decay. An arena fills 40 MiB and is dropped; after
+/// 2.5 quiet epochs, the next arena that takes a large page ends them, and at least
+/// one of them saw no call at all: half of the free pages, at least, go back.
+#[test]
+fn free_pages_decay_after_quiet_epochs() {
+    fn scenario(source: Source) -> Figures {
+        let rss_start = rss_kb();
+        fill(&source.arena(), 40 * MIB, 1);
+        let (rss_dropped, free_dropped) = (rss_kb(), free_page_bytes());
+        thread::sleep(onewayalloc::FREE_PAGE_DECAY_EPOCH * 5 / 2);
+        source.arena().alloc_bytes(2 * MIB)[0].write(1);
+        let mut figures = Figures::new();
+        figures
+            .set("rss_start", rss_start)
+            .set("rss_dropped", rss_dropped)
+            .set("free_dropped", kb(free_dropped))
+            .set("rss_end", rss_kb())
+            .set("free", kb(free_page_bytes()));
+        figures
+    }
+    let Some((new, _)) = compare("free_pages_decay_after_quiet_epochs", scenario) else {
+        return;
+    };
+    let half = new.get("free_dropped") / 2;
+    assert!(new.get("free_dropped") >= 32 * 1024, "{}", new.line);
+    assert!(new.get("free") <= half, "{}", new.line);
+    let given_back = new.get("rss_dropped") - new.get("rss_end");
+    assert!(given_back >= half - 4 * 1024, "{}", new.line);
 }
 
 /// MemTotal plus SwapTotal, in bytes.
