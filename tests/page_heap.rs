@@ -35,6 +35,30 @@ fn resident(addr: usize) -> Option<bool> {
     }
 }
 
+/// The `VmFlags` of the mapping that holds `addr`, from /proc/self/smaps (`hg`: huge
+/// pages asked for, `nh`: refused).
+fn vm_flags(addr: usize) -> Vec<String> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut inside = false;
+    for line in smaps.lines() {
+        let range = line.split_whitespace().next().unwrap_or("");
+        if let Some((start, end)) = range.split_once('-') {
+            if let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            ) {
+                inside = (start..end).contains(&addr);
+                continue;
+            }
+        }
+        match line.strip_prefix("VmFlags:") {
+            Some(flags) if inside => return flags.split_whitespace().map(String::from).collect(),
+            _ => {}
+        }
+    }
+    panic!("{addr:x} in no mapping of /proc/self/smaps")
+}
+
 /// Fills the four small pages (64..512 KiB), then `n` blocks that each take a 1 MiB
 /// page of their own, written to; returns the big blocks' addresses.
 fn big_blocks(arena: &OneWayAlloc, n: usize) -> Vec<usize> {
@@ -85,6 +109,15 @@ fn large_pages_are_slots_of_a_shared_span() {
     // The arena's first two large pages (under 2 MiB filled) come from a plain span,
     // the later ones from a huge-page span: two spans.
     assert_eq!(mapped_spans(), (2, 128 * MIB));
+    if std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+        // The plain span refuses huge pages (whatever the THP mode), the other asks.
+        for &plain in &blocks[..2] {
+            assert!(vm_flags(plain).contains(&"nh".to_string()), "{plain:x}");
+        }
+        for &huge in &blocks[2..] {
+            assert!(vm_flags(huge).contains(&"hg".to_string()), "{huge:x}");
+        }
+    }
     let other = OneWayAlloc::new();
     let more = big_blocks(&other, 1);
     assert_eq!(
