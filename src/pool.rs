@@ -676,6 +676,14 @@ impl Pool {
     /// their memory goes back to the system at once. (Their small pages go back to
     /// the global allocator, which keeps what it keeps.)
     ///
+    /// The free pages of the process's page heap are given back too
+    /// ([`release_free_pages`](crate::release_free_pages)): they hold the large
+    /// pages of the arenas the pool dropped or trimmed earlier (past its bound, by
+    /// its decay), which no arena uses any more and which the heap would otherwise
+    /// keep, up to [`free_page_limit`](crate::free_page_limit), until its own decay
+    /// runs at a later call. Arenas created after `clear` obtain their large pages
+    /// afresh.
+    ///
     /// # Examples
     /// ```
     /// let pool = onewayalloc::Pool::new();
@@ -696,6 +704,8 @@ impl Pool {
             arena.purge_pages_on_return();
         }
         drop(idle);
+        // The pages of the arenas dropped or trimmed before, still in the heap.
+        crate::release_free_pages();
     }
 
     /// Ends the current epoch of the [decay

@@ -9,7 +9,7 @@
 use std::mem::MaybeUninit;
 
 use onewayalloc::{
-    DEFAULT_FREE_PAGE_LIMIT, OneWayAlloc, PAGE_HEADER_SIZE, SEPARATE_BLOCKS, free_page_bytes,
+    DEFAULT_FREE_PAGE_LIMIT, OneWayAlloc, PAGE_HEADER_SIZE, Pool, SEPARATE_BLOCKS, free_page_bytes,
     free_page_limit, mapped_spans, release_free_pages, set_free_page_limit,
 };
 
@@ -33,6 +33,30 @@ fn resident(addr: usize) -> Option<bool> {
         );
         None
     }
+}
+
+/// The `VmFlags` of the mapping that holds `addr`, from /proc/self/smaps (`hg`: huge
+/// pages asked for, `nh`: refused).
+fn vm_flags(addr: usize) -> Vec<String> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut inside = false;
+    for line in smaps.lines() {
+        let range = line.split_whitespace().next().unwrap_or("");
+        if let Some((start, end)) = range.split_once('-') {
+            if let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            ) {
+                inside = (start..end).contains(&addr);
+                continue;
+            }
+        }
+        match line.strip_prefix("VmFlags:") {
+            Some(flags) if inside => return flags.split_whitespace().map(String::from).collect(),
+            _ => {}
+        }
+    }
+    panic!("{addr:x} in no mapping of /proc/self/smaps")
 }
 
 /// Fills the four small pages (64..512 KiB), then `n` blocks that each take a 1 MiB
@@ -66,6 +90,7 @@ fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keep
     many_arenas_share_a_few_spans();
     sizes_the_system_cannot_back_are_errors();
     a_page_larger_than_a_span_has_a_mapping_of_its_own();
+    a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped();
     release_free_pages();
     assert_eq!(free_page_bytes(), 0);
     assert_eq!(mapped_spans(), (0, 0), "spans mapped with nothing in use");
@@ -84,6 +109,15 @@ fn large_pages_are_slots_of_a_shared_span() {
     // The arena's first two large pages (under 2 MiB filled) come from a plain span,
     // the later ones from a huge-page span: two spans.
     assert_eq!(mapped_spans(), (2, 128 * MIB));
+    if std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists() {
+        // The plain span refuses huge pages (whatever the THP mode), the other asks.
+        for &plain in &blocks[..2] {
+            assert!(vm_flags(plain).contains(&"nh".to_string()), "{plain:x}");
+        }
+        for &huge in &blocks[2..] {
+            assert!(vm_flags(huge).contains(&"hg".to_string()), "{huge:x}");
+        }
+    }
     let other = OneWayAlloc::new();
     let more = big_blocks(&other, 1);
     assert_eq!(
@@ -235,5 +269,22 @@ fn a_page_larger_than_a_span_has_a_mapping_of_its_own() {
     drop(arena);
     // Unmapped at once: such a page is not kept.
     assert_eq!(resident(end), None);
+    assert_eq!(mapped_spans(), (0, 0));
+}
+
+fn a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped() {
+    release_free_pages();
+    let pool = Pool::new().max_idle(1);
+    let guards: Vec<_> = (0..3).map(|_| pool.get()).collect();
+    for guard in &guards {
+        big_blocks(guard, 3);
+    }
+    // The pool keeps the arena returned last and drops the other two: their six
+    // large pages stay in the heap, free.
+    drop(guards);
+    assert_eq!(pool.stats().idle_arenas, 1);
+    assert!(free_page_bytes() >= 6 * MIB, "{}", free_page_bytes());
+    pool.clear();
+    assert_eq!(free_page_bytes(), 0, "free pages left after clear()");
     assert_eq!(mapped_spans(), (0, 0));
 }

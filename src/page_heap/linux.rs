@@ -452,7 +452,7 @@ fn map_span(slots: usize, huge: bool, whole: bool) -> Option<NonNull<Span>> {
         )
     };
     // SAFETY: the slack before the header and after the slots belongs to the
-    // mapping just made and nothing refers to it; the hint is harmless when
+    // mapping just made and nothing refers to it; the hints are harmless when
     // refused (no transparent huge pages).
     unsafe {
         if lead > 0 {
@@ -463,6 +463,16 @@ fn map_span(slots: usize, huge: bool, whole: bool) -> Option<NonNull<Span>> {
         }
         if huge {
             libc::madvise(base.as_ptr().cast(), len, libc::MADV_HUGEPAGE);
+        } else {
+            // Under the THP mode `always` the kernel would back every 2 MiB of a
+            // plain span that an arena touches with a huge page (and khugepaged
+            // would collapse them): refused, so that a barely touched page costs
+            // what was touched whatever the mode. The header too: one mapping.
+            libc::madvise(
+                header.as_ptr().cast(),
+                SPAN_HEADER + len,
+                libc::MADV_NOHUGEPAGE,
+            );
         }
     }
     let span = header.cast::<Span>();

@@ -16,7 +16,9 @@
 //! span once the arena has filled [`HUGE_PAGES_AFTER`] bytes (or was created with a
 //! size hint of that much): a query that builds a 38 MiB working set touches it
 //! through 2 MiB pages (fewer TLB misses and page faults), while an arena with one
-//! large block that it barely touches costs the 4 KiB pages it touched.
+//! large block that it barely touches costs the 4 KiB pages it touched (plain spans
+//! refuse huge pages with `MADV_NOHUGEPAGE`, so this holds in the `always` THP mode
+//! too).
 //!
 //! **What is kept, counted and bounded.** A page an arena gives back (its `trim`,
 //! its drop) returns to the heap with its memory still resident, for the next arena
@@ -205,6 +207,7 @@ pub fn free_page_bytes() -> usize {
 /// (`MADV_DONTNEED`, and `munmap` of the spans left empty) and returns how many
 /// bytes that was. Pages that live arenas hold, used or not, are not touched: an
 /// arena's [`trim`](crate::OneWayAlloc::trim) returns its unused pages first.
+/// [`Pool::clear`](crate::Pool::clear) calls it.
 ///
 /// # Examples
 /// ```

@@ -117,19 +117,25 @@ pub(crate) fn runs_of(slots: u64) -> impl Iterator<Item = (usize, usize)> {
     })
 }
 
-/// The free slots the decay leaves after `epochs` epochs in which at least
-/// `low_water` of the `held` free resident slots were never taken: half of that
-/// unneeded part goes each epoch (rounded up, so that it reaches zero).
+/// The free slots the decay leaves of the `held` free resident ones when `epochs`
+/// epochs have ended since the current one began. At least `low_water` of them were
+/// never taken during the first epoch: it gives back half of those. No call came
+/// during the epochs after it (a call would have ended them), so nothing was taken
+/// then: each gives back half of what is left. Halves are rounded up, so that what
+/// is unneeded reaches zero.
 pub(crate) fn decay_keep(held: usize, low_water: usize, epochs: u32) -> usize {
+    if epochs == 0 {
+        return held;
+    }
     let unneeded = low_water.min(held);
-    let mut left = unneeded;
-    for _ in 0..epochs.min(usize::BITS) {
-        left -= left.div_ceil(2);
+    let mut left = held - unneeded.div_ceil(2);
+    for _ in 1..epochs.min(usize::BITS + 1) {
         if left == 0 {
             break;
         }
+        left -= left.div_ceil(2);
     }
-    held - (unneeded - left)
+    left
 }
 
 #[cfg(test)]
@@ -244,9 +250,15 @@ mod tests {
         assert_eq!(decay_keep(10, 0, 1), 10);
         assert_eq!(decay_keep(10, 8, 0), 10);
         assert_eq!(decay_keep(10, 8, 1), 6);
-        assert_eq!(decay_keep(10, 8, 2), 4);
-        assert_eq!(decay_keep(10, 8, 3), 3);
-        assert_eq!(decay_keep(10, 8, 4), 2);
+        // The epochs after the first had no call: all that is left is unneeded.
+        assert_eq!(decay_keep(10, 8, 2), 3);
+        assert_eq!(decay_keep(10, 8, 3), 1);
+        assert_eq!(decay_keep(10, 8, 4), 0);
+        // A busy epoch (every slot taken at some point), then quiet ones.
+        assert_eq!(decay_keep(10, 0, 2), 5);
+        assert_eq!(decay_keep(64, 0, 3), 16);
+        assert_eq!(decay_keep(10, 0, 5), 0);
+        assert_eq!(decay_keep(usize::MAX, 0, u32::MAX), 0);
         assert_eq!(decay_keep(10, 1, 1), 9);
         assert_eq!(decay_keep(10, 10, 100), 0);
         assert_eq!(decay_keep(4, 10, 1), 2);
