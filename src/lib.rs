@@ -224,8 +224,8 @@ pub use by_address::ByAddressError;
 #[doc(hidden)]
 pub use page_heap::mapped_spans;
 pub use page_heap::{
-    DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH, HUGE_PAGES_AFTER, free_page_bytes,
-    free_page_limit, release_free_pages, set_free_page_limit,
+    DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH, HUGE_PAGES_AFTER, decay_free_pages,
+    free_page_bytes, free_page_limit, release_free_pages, set_free_page_limit,
 };
 #[cfg(feature = "std")]
 pub use pool::{Pool, PoolStats, PooledArena};

@@ -715,7 +715,9 @@ impl Pool {
     /// [`DECAY_EPOCH`](Self::DECAY_EPOCH) more returns. Returns drive the decay by
     /// themselves; call this from a timer (say every second) to let an idle server
     /// give memory back too: an epoch with no request needs nothing, so a few calls
-    /// release every idle arena. Nothing happens under [`keep`](Self::keep).
+    /// release every idle arena. Nothing happens under [`keep`](Self::keep). The
+    /// process's page heap decays on the same call
+    /// ([`decay_free_pages`](crate::decay_free_pages)), under `keep` too.
     ///
     /// # Examples
     /// ```
@@ -730,6 +732,8 @@ impl Pool {
     /// assert_eq!(pool.stats().idle_arenas, 0);
     /// ```
     pub fn decay(&self) {
+        // The process's page heap decays on the same clock.
+        crate::decay_free_pages();
         if self.config.keep.is_some() {
             return;
         }

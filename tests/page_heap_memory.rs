@@ -568,6 +568,42 @@ fn free_pages_decay_after_quiet_epochs() {
     assert!(given_back >= half - 4 * 1024, "{}", new.line);
 }
 
+/// The same decay driven by a quiet process's timer: no arena takes or returns a
+/// page after the drop, `decay_free_pages()` (which `Pool::decay` calls) ends the
+/// epochs that passed.
+#[test]
+fn a_quiet_process_decays_its_free_pages_by_timer() {
+    fn scenario(source: Source) -> Figures {
+        fill(&source.arena(), 40 * MIB, 1);
+        let free_dropped = free_page_bytes();
+        onewayalloc::decay_free_pages(); // within the epoch: nothing goes
+        let free_early = free_page_bytes();
+        thread::sleep(onewayalloc::FREE_PAGE_DECAY_EPOCH * 5 / 2);
+        onewayalloc::Pool::new().decay();
+        let mut figures = Figures::new();
+        figures
+            .set("free_dropped", kb(free_dropped))
+            .set("free_early", kb(free_early))
+            .set("free", kb(free_page_bytes()));
+        figures
+    }
+    let Some((new, _)) = compare("a_quiet_process_decays_its_free_pages_by_timer", scenario) else {
+        return;
+    };
+    assert!(new.get("free_dropped") >= 32 * 1024, "{}", new.line);
+    assert_eq!(
+        new.get("free_early"),
+        new.get("free_dropped"),
+        "{}",
+        new.line
+    );
+    assert!(
+        new.get("free") <= new.get("free_dropped") / 2,
+        "{}",
+        new.line
+    );
+}
+
 /// MemTotal plus SwapTotal, in bytes.
 fn memory_and_swap() -> usize {
     let info = std::fs::read_to_string("/proc/meminfo").unwrap();

@@ -215,6 +215,11 @@ pub(super) fn release_all() -> usize {
     })
 }
 
+/// Ends the decay's epochs that have passed (see `Heap::decay`).
+pub(super) fn decay_now() {
+    with_heap(|heap| heap.decay(Instant::now()));
+}
+
 pub(super) fn set_limit(bytes: usize) {
     LIMIT.store(bytes, Ordering::Relaxed);
     with_heap(|heap| heap.purge_down_to(bytes / SLOT));

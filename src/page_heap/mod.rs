@@ -244,6 +244,27 @@ pub fn set_free_page_limit(bytes: usize) {
     let _ = bytes;
 }
 
+/// Runs the page heap's decay now: every [`FREE_PAGE_DECAY_EPOCH`] that passed since
+/// the last call into the heap gives back half of the free memory no arena took
+/// meanwhile. Arenas taking and returning large pages drive the decay by
+/// themselves; a process that goes quiet can call this from a timer (say every
+/// second) so that what it keeps goes back within seconds. `Pool::decay` calls it
+/// too.
+///
+/// # Examples
+/// ```
+/// let arena = onewayalloc::OneWayAlloc::new();
+/// arena.alloc_bytes(8 << 20);
+/// drop(arena);
+/// let kept = onewayalloc::free_page_bytes();
+/// onewayalloc::decay_free_pages(); // within the first epoch: nothing goes yet
+/// assert!(onewayalloc::free_page_bytes() <= kept);
+/// ```
+pub fn decay_free_pages() {
+    #[cfg(onewayalloc_page_heap)]
+    linux::decay_now();
+}
+
 /// The most free memory the page heap keeps resident (see [`set_free_page_limit`]).
 ///
 /// # Examples
