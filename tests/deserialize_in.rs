@@ -490,6 +490,37 @@ fn on_an_error_partial_values_drop_exactly_once() {
 }
 
 #[test]
+fn a_box_the_arena_refuses_drops_its_value_once() {
+    let (arena, limit) = limited();
+    // Every byte under the limit taken, so the box is the allocation refused (its
+    // value, read first, allocates nothing).
+    let mut size = ROOM;
+    while size > 0 {
+        if arena.try_alloc_bytes(size).is_err() {
+            size /= 2;
+        }
+    }
+    balanced("box", || {
+        let e = parse::<Box<Counted>>(&arena, "7").unwrap_err();
+        assert!(e.contains(&format!("limit of {limit} bytes")), "{e}");
+        assert_eq!(MADE.with(Cell::get), 1);
+    });
+    balanced("nested boxes", || {
+        parse::<Option<Box<Box<Counted>>>>(&arena, "8").unwrap_err();
+    });
+
+    // With room, the value is moved into the box, and dropped with it, once.
+    let arena = OneWayAlloc::new();
+    balanced("boxed", || {
+        let b = parse::<Box<Box<Counted>>>(&arena, "9").unwrap();
+        assert_eq!(b.0, 9);
+        assert_eq!(DROPPED.with(Cell::get), 0);
+    });
+    assert_eq!(*parse::<Box<()>>(&arena, "null").unwrap(), ());
+    assert_eq!(*parse::<Box<[u16; 3]>>(&arena, "[1,2,3]").unwrap(), [1, 2, 3]);
+}
+
+#[test]
 fn the_seed_of_an_arena_and_deserialize_with_two_type_arguments() {
     let arena = OneWayAlloc::new();
     let mut de = serde_json::Deserializer::from_str("[1,2]");
