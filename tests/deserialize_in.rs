@@ -244,6 +244,41 @@ fn generic_tuple_newtype_and_unit_structs() {
     );
 }
 
+/// The messages of a sequence too short for a struct, a variant or a tuple, and of
+/// bytes that are not UTF-8, name what the visitor expects (its `expecting`).
+#[test]
+fn short_sequences_and_bad_bytes_name_what_was_expected() {
+    let arena = OneWayAlloc::new();
+    let e = parse::<Request>(&arena, r#"["c"]"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 1, expected struct Request"),
+        "{e}"
+    );
+    let e = parse::<Pair>(&arena, "[]").unwrap_err();
+    assert!(e.starts_with("invalid length 0, expected struct Pair"), "{e}");
+    let e = parse::<Shape>(&arena, r#"{"tuple":[1]}"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 1, expected tuple variant Shape::Tuple"),
+        "{e}"
+    );
+    let e = parse::<Shape>(&arena, r#"{"named":[1]}"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 1, expected struct variant Shape::Named"),
+        "{e}"
+    );
+    let e = parse::<(u8, &str, u8)>(&arena, r#"[1,"a"]"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 2, expected a tuple of size 3"),
+        "{e}"
+    );
+    let bytes = serde::de::value::BytesDeserializer::<ValueError>::new(b"\xff");
+    let e = <&str>::deserialize_in(bytes, &arena).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid value: byte array, expected a string"
+    );
+}
+
 #[test]
 fn every_impl() {
     let arena = OneWayAlloc::new();

@@ -186,8 +186,11 @@ fn struct_like(
             seq_lets.push(quote!(let #var = #value;));
             continue;
         }
+        // `&#expecting`, the message of `&self` (the visitor's `expecting`), without
+        // taking the visitor's address: the visitor would need a stack slot in a
+        // frame that a recursive type repeats at every nesting level.
         let missing = default_value(field, has_default).unwrap_or_else(
-            || quote!(return #private::Result::Err(#de::Error::invalid_length(#index, &self))),
+            || quote!(return #private::Result::Err(#de::Error::invalid_length(#index, &#expecting))),
         );
         seq_lets.push(quote! {
             let #var = match #de::SeqAccess::next_element_seed(

@@ -272,6 +272,12 @@ impl<'a, T: ?Sized> DeserializeIn<'a> for PhantomData<T> {
 }
 
 /// Strings: copied into the arena by `alloc` (a `&str` or a `String`).
+///
+/// The three string impls below are `#[inline(never)]`: a string is a leaf, read in
+/// a frame of its own that is gone before the next field starts. Inlined, the
+/// temporaries of the deserializer's string path (its UTF-8 check, its reader
+/// position) and of the arena's copy would be in the frame of the struct around the
+/// string, which a recursive type repeats at every nesting level.
 struct StrVisitor<'a, F> {
     arena: &'a OneWayAlloc,
     alloc: F,
@@ -291,12 +297,13 @@ impl<'de, 'a, T, F: FnOnce(&str, &'a OneWayAlloc) -> Option<T>> Visitor<'de> for
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
         match core::str::from_utf8(v) {
             Ok(s) => self.visit_str(s),
-            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &"a string")),
         }
     }
 }
 
 impl<'a: 'x, 'x> DeserializeIn<'a> for &'x str {
+    #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -309,6 +316,7 @@ impl<'a: 'x, 'x> DeserializeIn<'a> for &'x str {
 }
 
 impl<'a: 'x, 'x> DeserializeIn<'a> for &'x mut str {
+    #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -321,6 +329,7 @@ impl<'a: 'x, 'x> DeserializeIn<'a> for &'x mut str {
 }
 
 impl<'a: 'x, 'x> DeserializeIn<'a> for String<'x> {
+    #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -621,7 +630,11 @@ macro_rules! tuples {
                             let Some($name) =
                                 seq.next_element_seed(ArenaSeed::<$name>::new(self.arena))?
                             else {
-                                return Err(S::Error::invalid_length($n, &self));
+                                // The message of `&self`, without the visitor's address.
+                                return Err(S::Error::invalid_length(
+                                    $n,
+                                    &concat!("a tuple of size ", $len),
+                                ));
                             };
                         )+
                         Ok(($($name,)+))
