@@ -83,7 +83,7 @@
 //! deeper, so the thread's stack bounds how deep an input can go. The rule: **a
 //! nesting level of `DeserializeIn` takes at most 1.25 times the stack of serde's
 //! `Deserialize` for the same shape in `std` types** (`String` for `&str`, `std`'s
-//! `Box` and `Vec`) in release builds, and about as much in debug builds.
+//! `Box` and `Vec`) in release builds, and at most 1.5 times in debug builds.
 //! `tests/deserialize_in_stack.rs` checks it on a list nested through
 //! `Option<Box<Node>>`, a `u64` and a string in each node; `cargo test --release
 //! --features derive --test deserialize_in_stack -- --nocapture` prints the bytes per

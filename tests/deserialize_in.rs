@@ -255,7 +255,10 @@ fn short_sequences_and_bad_bytes_name_what_was_expected() {
         "{e}"
     );
     let e = parse::<Pair>(&arena, "[]").unwrap_err();
-    assert!(e.starts_with("invalid length 0, expected struct Pair"), "{e}");
+    assert!(
+        e.starts_with("invalid length 0, expected struct Pair"),
+        "{e}"
+    );
     let e = parse::<Shape>(&arena, r#"{"tuple":[1]}"#).unwrap_err();
     assert!(
         e.starts_with("invalid length 1, expected tuple variant Shape::Tuple"),
@@ -552,7 +555,10 @@ fn a_box_the_arena_refuses_drops_its_value_once() {
         assert_eq!(DROPPED.with(Cell::get), 0);
     });
     assert_eq!(*parse::<Box<()>>(&arena, "null").unwrap(), ());
-    assert_eq!(*parse::<Box<[u16; 3]>>(&arena, "[1,2,3]").unwrap(), [1, 2, 3]);
+    assert_eq!(
+        *parse::<Box<[u16; 3]>>(&arena, "[1,2,3]").unwrap(),
+        [1, 2, 3]
+    );
 }
 
 #[test]

@@ -14,10 +14,14 @@
 //! deserialize_in_stack`; .ci/run runs it). The figures of a release build depend on
 //! the compiler's inlining, which the rest of the binary sways (how its code is split
 //! into codegen units): one added test can move serde's figure or this one by tens of
-//! bytes, so the bound is checked with one and sixteen codegen units and fat LTO when
-//! the code on a level's path changes (see the module's table). Unoptimized builds
-//! inline nothing, their figures are steady, and a looser bound (1.5 times) catches a
-//! frame that grows there (the arena's inlined allocation in `Box`'s, once 1.5 KiB).
+//! bytes. After a change on a level's path (the derive's visitors, `Option`, `Box`,
+//! the strings), check the bound with one codegen unit and with fat LTO too, the other
+//! rows of the module's table: `CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1` or
+//! `CARGO_PROFILE_RELEASE_LTO=fat` before the command (each with a `CARGO_TARGET_DIR`
+//! of its own, to keep the default build). Unoptimized builds inline nothing but the
+//! `#[inline(always)]` functions, so their figures are steady, and a looser bound
+//! (1.5 times) catches a frame that grows there (the arena's allocation expanded in
+//! `Box`'s frame, once 1.5 KiB).
 //! Run with `-- --nocapture` to see the figures. Not under Miri nor AddressSanitizer,
 //! which keep locals elsewhere than on the native stack.
 #![cfg(feature = "derive")]
@@ -204,7 +208,10 @@ fn per_level(format: Format, side: Side, levels: usize) -> f64 {
             let d2 = depth(format, side, &long, 2 * levels);
             // The same depth twice: nothing but the input decides it.
             assert_eq!(d1, depth(format, side, &short, levels));
-            assert!(d2 > d1, "{format:?} {side:?}: {d2} bytes for 2N, {d1} for N");
+            assert!(
+                d2 > d1,
+                "{format:?} {side:?}: {d2} bytes for 2N, {d1} for N"
+            );
             (d2 - d1) as f64 / levels as f64
         })
         .unwrap()
