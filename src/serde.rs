@@ -91,7 +91,7 @@
 //!
 //! | build (x86-64, Rust 1.95) | bincode: serde | bincode: `DeserializeIn` | serde_json: serde | serde_json: `DeserializeIn` |
 //! |---|---:|---:|---:|---:|
-//! | release | 208 | 112 (0.54x) | 320 | 352 (1.10x) |
+//! | release | 208 | 112 (0.54x) | 352 | 352 (1.00x) |
 //! | release, one codegen unit | 144 | 96 (0.67x) | 336 | 336 (1.00x) |
 //! | release, fat LTO | 160 | 96 (0.60x) | 368 | 336 (0.91x) |
 //! | debug | 1120 | 1392 (1.24x) | 2096 | 2368 (1.13x) |
