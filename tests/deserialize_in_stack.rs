@@ -274,7 +274,7 @@ fn json_stack_per_level_is_near_serde() {
 #[test]
 #[cfg_attr(
     any(miri, onewayalloc_sanitizer),
-    ignore = "switches stacks: not under Miri, nor under a sanitizer's shadow stack"
+    ignore = "switches stacks, which Miri cannot and AddressSanitizer does not follow"
 )]
 fn deep_input_parses_through_serde_stacker() {
     const LEVELS: usize = 10_000;
