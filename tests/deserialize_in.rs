@@ -244,6 +244,44 @@ fn generic_tuple_newtype_and_unit_structs() {
     );
 }
 
+/// The messages of a sequence too short for a struct, a variant or a tuple, and of
+/// bytes that are not UTF-8, name what the visitor expects (its `expecting`).
+#[test]
+fn short_sequences_and_bad_bytes_name_what_was_expected() {
+    let arena = OneWayAlloc::new();
+    let e = parse::<Request>(&arena, r#"["c"]"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 1, expected struct Request"),
+        "{e}"
+    );
+    let e = parse::<Pair>(&arena, "[]").unwrap_err();
+    assert!(
+        e.starts_with("invalid length 0, expected struct Pair"),
+        "{e}"
+    );
+    let e = parse::<Shape>(&arena, r#"{"tuple":[1]}"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 1, expected tuple variant Shape::Tuple"),
+        "{e}"
+    );
+    let e = parse::<Shape>(&arena, r#"{"named":[1]}"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 1, expected struct variant Shape::Named"),
+        "{e}"
+    );
+    let e = parse::<(u8, &str, u8)>(&arena, r#"[1,"a"]"#).unwrap_err();
+    assert!(
+        e.starts_with("invalid length 2, expected a tuple of size 3"),
+        "{e}"
+    );
+    let bytes = serde::de::value::BytesDeserializer::<ValueError>::new(b"\xff");
+    let e = <&str>::deserialize_in(bytes, &arena).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid value: byte array, expected a string"
+    );
+}
+
 #[test]
 fn every_impl() {
     let arena = OneWayAlloc::new();
@@ -487,6 +525,40 @@ fn on_an_error_partial_values_drop_exactly_once() {
     balanced("after the limit", || {
         assert_eq!(parse::<Vec<Counted>>(&limited, "[1,2]").unwrap().len(), 2);
     });
+}
+
+#[test]
+fn a_box_the_arena_refuses_drops_its_value_once() {
+    let (arena, limit) = limited();
+    // Every byte under the limit taken, so the box is the allocation refused (its
+    // value, read first, allocates nothing).
+    let mut size = ROOM;
+    while size > 0 {
+        if arena.try_alloc_bytes(size).is_err() {
+            size /= 2;
+        }
+    }
+    balanced("box", || {
+        let e = parse::<Box<Counted>>(&arena, "7").unwrap_err();
+        assert!(e.contains(&format!("limit of {limit} bytes")), "{e}");
+        assert_eq!(MADE.with(Cell::get), 1);
+    });
+    balanced("nested boxes", || {
+        parse::<Option<Box<Box<Counted>>>>(&arena, "8").unwrap_err();
+    });
+
+    // With room, the value is moved into the box, and dropped with it, once.
+    let arena = OneWayAlloc::new();
+    balanced("boxed", || {
+        let b = parse::<Box<Box<Counted>>>(&arena, "9").unwrap();
+        assert_eq!(b.0, 9);
+        assert_eq!(DROPPED.with(Cell::get), 0);
+    });
+    assert_eq!(*parse::<Box<()>>(&arena, "null").unwrap(), ());
+    assert_eq!(
+        *parse::<Box<[u16; 3]>>(&arena, "[1,2,3]").unwrap(),
+        [1, 2, 3]
+    );
 }
 
 #[test]

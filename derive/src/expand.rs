@@ -103,6 +103,7 @@ pub fn expand(c: &Container) -> TokenStream {
         const _: () = {
             #[automatically_derived]
             impl #impl_generics ::onewayalloc::serde::DeserializeIn<'__arena> for #ty #where_clause {
+                #[inline]
                 fn deserialize_in<'__de, __D: #private::serde::Deserializer<'__de>>(
                     __deserializer: __D,
                     __arena: &'__arena ::onewayalloc::OneWayAlloc,
@@ -185,8 +186,11 @@ fn struct_like(
             seq_lets.push(quote!(let #var = #value;));
             continue;
         }
+        // `&#expecting`, the message of `&self` (the visitor's `expecting`), without
+        // taking the visitor's address: the visitor would need a stack slot in a
+        // frame that a recursive type repeats at every nesting level.
         let missing = default_value(field, has_default).unwrap_or_else(
-            || quote!(return #private::Result::Err(#de::Error::invalid_length(#index, &self))),
+            || quote!(return #private::Result::Err(#de::Error::invalid_length(#index, &#expecting))),
         );
         seq_lets.push(quote! {
             let #var = match #de::SeqAccess::next_element_seed(
@@ -200,6 +204,7 @@ fn struct_like(
         index += 1;
     }
     let visit_seq = quote! {
+        #[inline]
         fn visit_seq<__S: #de::SeqAccess<'__de>>(self, mut __seq: __S)
             -> #private::Result<Self::Value, __S::Error>
         {
@@ -223,6 +228,7 @@ fn struct_like(
         Style::Newtype => {
             let fty = &fields[0].ty;
             let visit = quote! {
+                #[inline]
                 fn visit_newtype_struct<__E: #de::Deserializer<'__de>>(self, __e: __E)
                     -> #private::Result<Self::Value, __E::Error>
                 {
@@ -352,6 +358,7 @@ fn named_fields(
         quote!(#member: #var)
     });
     let visit_map = quote! {
+        #[inline]
         fn visit_map<__M: #de::MapAccess<'__de>>(self, mut __map: __M)
             -> #private::Result<Self::Value, __M::Error>
         {
@@ -476,6 +483,7 @@ fn enum_body(ctx: &Ctx, c: &Container, variants: &[Variant]) -> TokenStream {
             fn expecting(&self, __f: &mut #private::fmt::Formatter<'_>) -> #private::fmt::Result {
                 __f.write_str(#expecting)
             }
+            #[inline]
             fn visit_enum<__A: #de::EnumAccess<'__de>>(self, __data: __A)
                 -> #private::Result<Self::Value, __A::Error>
             {

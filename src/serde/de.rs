@@ -198,6 +198,8 @@ fn cautious<T>(hint: Option<usize>) -> usize {
 }
 
 /// The deserializer's error for a refused arena allocation, naming the limit.
+#[cold]
+#[inline(never)]
 fn refused<E: de::Error>(arena: &OneWayAlloc) -> E {
     match arena.limit() {
         Some(limit) => E::custom(format_args!(
@@ -270,6 +272,12 @@ impl<'a, T: ?Sized> DeserializeIn<'a> for PhantomData<T> {
 }
 
 /// Strings: copied into the arena by `alloc` (a `&str` or a `String`).
+///
+/// The three string impls below are `#[inline(never)]`: a string is a leaf, read in
+/// a frame of its own that is gone before the next field starts. Inlined, the
+/// temporaries of the deserializer's string path (its UTF-8 check, its reader
+/// position) and of the arena's copy would be in the frame of the struct around the
+/// string, which a recursive type repeats at every nesting level.
 struct StrVisitor<'a, F> {
     arena: &'a OneWayAlloc,
     alloc: F,
@@ -289,12 +297,13 @@ impl<'de, 'a, T, F: FnOnce(&str, &'a OneWayAlloc) -> Option<T>> Visitor<'de> for
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
         match core::str::from_utf8(v) {
             Ok(s) => self.visit_str(s),
-            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &"a string")),
         }
     }
 }
 
 impl<'a: 'x, 'x> DeserializeIn<'a> for &'x str {
+    #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -307,6 +316,7 @@ impl<'a: 'x, 'x> DeserializeIn<'a> for &'x str {
 }
 
 impl<'a: 'x, 'x> DeserializeIn<'a> for &'x mut str {
+    #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -319,6 +329,7 @@ impl<'a: 'x, 'x> DeserializeIn<'a> for &'x mut str {
 }
 
 impl<'a: 'x, 'x> DeserializeIn<'a> for String<'x> {
+    #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -401,15 +412,53 @@ impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for &'x [T] {
     }
 }
 
+/// The value is moved into the box straight from where `T::deserialize_in` returned
+/// it: moving it out of the `Result` first (`?`, then `Box::try_new_in`) would be a
+/// second copy of `T` in the frame, and a recursive type pays for this frame at
+/// every nesting level (the `serde` module's "Nesting depth").
 impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Box<'x, T> {
+    #[inline]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
     ) -> Result<Self, D::Error> {
-        let value = T::deserialize_in(deserializer, arena)?;
-        // On failure `try_new_in` drops `value`, once.
-        Box::try_new_in(value, arena).map_err(|_| refused(arena))
+        let result = T::deserialize_in(deserializer, arena);
+        let value: &T = match result {
+            Ok(ref value) => value,
+            Err(error) => return Err(error),
+        };
+        // SAFETY: on `Some` the box owns the value, and `result`, its other owner, is
+        // forgotten at once, never used or dropped.
+        match unsafe { move_into_box(value, arena) } {
+            Some(boxed) => {
+                core::mem::forget(result);
+                Ok(boxed)
+            }
+            // `result` drops here, and its value with it, once.
+            None => Err(refused(arena)),
+        }
     }
+}
+
+/// A new box in `arena` with a bitwise copy of `*value`, or `None` when the arena
+/// refuses the memory.
+///
+/// A function of its own so that, in unoptimized builds, the frame of the allocation
+/// (the arena's `#[inline(always)]` fast path, expanded in place) is not part of
+/// `Box::deserialize_in`'s, which stays on the stack while `T` is deserialized.
+///
+/// # Safety
+/// On `Some`, the box owns the value: the caller must neither use nor drop `*value`
+/// again (it forgets the value's owner).
+#[inline]
+unsafe fn move_into_box<'x, T>(value: &T, arena: &'x OneWayAlloc) -> Option<Box<'x, T>> {
+    let mut boxed = Box::<T, _>::try_new_uninit_in(arena).ok()?;
+    // SAFETY: `boxed` is a fresh allocation for a `T` (dangling but aligned for a
+    // zero-sized one), valid for writes of one `T`, so it cannot overlap `value`;
+    // the copy moves the value, as the caller gives up `*value` (the contract).
+    unsafe { boxed.as_mut_ptr().copy_from_nonoverlapping(value, 1) };
+    // SAFETY: the copy initialized the box's `T`.
+    Some(unsafe { boxed.assume_init() })
 }
 
 impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Box<'x, [T]> {
@@ -532,12 +581,14 @@ impl<'de, 'a, T: DeserializeIn<'a>> Visitor<'de> for OptionVisitor<'a, T> {
         Ok(None)
     }
 
+    #[inline]
     fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Option<T>, D::Error> {
         T::deserialize_in(deserializer, self.arena).map(Some)
     }
 }
 
 impl<'a, T: DeserializeIn<'a>> DeserializeIn<'a> for Option<T> {
+    #[inline]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
         arena: &'a OneWayAlloc,
@@ -579,7 +630,11 @@ macro_rules! tuples {
                             let Some($name) =
                                 seq.next_element_seed(ArenaSeed::<$name>::new(self.arena))?
                             else {
-                                return Err(S::Error::invalid_length($n, &self));
+                                // The message of `&self`, without the visitor's address.
+                                return Err(S::Error::invalid_length(
+                                    $n,
+                                    &concat!("a tuple of size ", $len),
+                                ));
                             };
                         )+
                         Ok(($($name,)+))
