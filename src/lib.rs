@@ -179,6 +179,8 @@ mod separate;
 pub mod serde;
 mod slices;
 mod stats;
+#[cfg(feature = "std")]
+mod sync_arena;
 
 /// The allocation state behind every arena: pages and a bump cursor, or in
 /// sanitizer mode a block of the backing allocator for every allocation.
@@ -233,6 +235,8 @@ pub use scope::Scope;
 #[cfg(feature = "std")]
 pub use scratch::with_scratch;
 pub use stats::{PageInfo, Stats};
+#[cfg(feature = "std")]
+pub use sync_arena::SyncOneWayAlloc;
 
 /// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the
 /// one `hashbrown` uses), re-exported so its `Vec` and `Box` match.
