@@ -460,3 +460,47 @@ fn trim_returns_the_unused_pages_of_every_serial() {
     }
     round(&arena);
 }
+
+// ----- The other Allocator traits ---------------------------------------------------
+
+#[cfg(feature = "allocator-api2-04")]
+#[test]
+fn allocator_api2_04_vectors_live_in_the_sync_arena() {
+    use onewayalloc::allocator_api2_04::vec::Vec as Vec04;
+    let arena = &SyncOneWayAlloc::new();
+    let v = thread::scope(|s| {
+        s.spawn(|| {
+            let mut v = Vec04::new_in(arena);
+            v.extend(0..1000u32);
+            v
+        })
+        .join()
+        .unwrap()
+    });
+    let v = thread::scope(|s| {
+        s.spawn(move || {
+            let mut v = v;
+            v.extend(1000..2000);
+            v
+        })
+        .join()
+        .unwrap()
+    });
+    assert_eq!(v.iter().sum::<u32>(), (0..2000).sum());
+}
+
+#[cfg(feature = "nightly")]
+#[test]
+fn std_vectors_live_in_the_sync_arena() {
+    let arena = &SyncOneWayAlloc::new();
+    let v = thread::scope(|s| {
+        s.spawn(|| {
+            let mut v = std::vec::Vec::new_in(arena);
+            v.extend(0..1000u32);
+            v
+        })
+        .join()
+        .unwrap()
+    });
+    assert_eq!(v.iter().sum::<u32>(), (0..1000).sum());
+}
