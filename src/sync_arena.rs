@@ -316,21 +316,25 @@ macro_rules! delegate {
     ($(
         $kind:ident
         $(#[$doc:meta])*
+        $(examples { $(#[$ex:meta])* })?
         fn $name:ident $([$($generic:tt)*])? ($($arg:ident: $ty:ty),*) -> $ret:ty
         $(where [$($bound:tt)*])?;
     )*) => {$(
-        delegate!(@fn $kind [$(#[$doc])*] $name [$($($generic)*)?] ($($arg: $ty),*) -> $ret
+        delegate!(@fn $kind [
+            $(#[$doc])*
+            #[doc = ""]
+            #[doc = concat!("[`OneWayAlloc::", stringify!($name), "`] in the calling thread's serial arena.")]
+        ] [$(#[doc = ""] #[doc = "# Examples"] $(#[$ex])*)?] $name [$($($generic)*)?] ($($arg: $ty),*) -> $ret
             [$($($bound)*)?]);
     )*};
-    (@fn plain [$($doc:tt)*] $name:ident [$($generic:tt)*] ($($arg:ident: $ty:ty),*) -> $ret:ty
+    (@fn plain [$($doc:tt)*] [$($ex:tt)*] $name:ident [$($generic:tt)*] ($($arg:ident: $ty:ty),*) -> $ret:ty
         [$($bound:tt)*]) => {
         $($doc)*
-        #[doc = ""]
-        #[doc = concat!("[`OneWayAlloc::", stringify!($name), "`] in the calling thread's serial arena.")]
         #[doc = ""]
         #[doc = "# Panics"]
         #[doc = concat!("As [`OneWayAlloc::", stringify!($name), "`]; also calls `handle_alloc_error` if the")]
         #[doc = "calling thread has no serial arena yet and a new one's first page is refused."]
+        $($ex)*
         #[inline]
         pub fn $name<$($generic)*>(&self, $($arg: $ty),*) -> $ret
         where $($bound)*
@@ -338,15 +342,14 @@ macro_rules! delegate {
             infallible(self.serial::<Infallible>()).$name($($arg),*)
         }
     };
-    (@fn fallible [$($doc:tt)*] $name:ident [$($generic:tt)*] ($($arg:ident: $ty:ty),*) -> $ret:ty
+    (@fn fallible [$($doc:tt)*] [$($ex:tt)*] $name:ident [$($generic:tt)*] ($($arg:ident: $ty:ty),*) -> $ret:ty
         [$($bound:tt)*]) => {
         $($doc)*
-        #[doc = ""]
-        #[doc = concat!("[`OneWayAlloc::", stringify!($name), "`] in the calling thread's serial arena.")]
         #[doc = ""]
         #[doc = "# Errors"]
         #[doc = concat!("As [`OneWayAlloc::", stringify!($name), "`]; also [`AllocError`] if the calling")]
         #[doc = "thread has no serial arena yet and a new one's first page is refused."]
+        $($ex)*
         #[inline]
         pub fn $name<$($generic)*>(&self, $($arg: $ty),*) -> $ret
         where $($bound)*
@@ -567,24 +570,26 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     delegate! {
         plain
         /// Moves `value` into the arena; its destructor never runs.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// let total = std::thread::scope(|s| {
-        ///     let a = s.spawn(|| &*arena.alloc(1u64));
-        ///     let b = s.spawn(|| &*arena.alloc(2u64));
-        ///     *a.join().unwrap() + *b.join().unwrap()
-        /// });
-        /// assert_eq!(total, 3);
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// let total = std::thread::scope(|s| {
+            ///     let a = s.spawn(|| &*arena.alloc(1u64));
+            ///     let b = s.spawn(|| &*arena.alloc(2u64));
+            ///     *a.join().unwrap() + *b.join().unwrap()
+            /// });
+            /// assert_eq!(total, 3);
+            /// ```
+        }
         fn alloc[T](value: T) -> &mut T;
         fallible
         /// Like [`alloc`](Self::alloc), returning an error instead.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert_eq!(*arena.try_alloc(3u16).unwrap(), 3);
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert_eq!(*arena.try_alloc(3u16).unwrap(), 3);
+            /// ```
+        }
         fn try_alloc[T](value: T) -> Result<&mut T, AllocError>;
         plain
         /// Allocates room for a `T` and writes `f()` into it.
@@ -595,18 +600,19 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         plain
         /// Moves `value` into the arena, which drops it at `reset` or drop (on the
         /// thread that resets or drops the arena, hence `T: Send`).
-        ///
-        /// ```
-        /// use std::sync::Arc;
-        /// let mut arena = onewayalloc::SyncOneWayAlloc::new();
-        /// let token = Arc::new(());
-        /// std::thread::scope(|s| {
-        ///     s.spawn(|| arena.alloc_owned(Arc::clone(&token)));
-        /// });
-        /// assert_eq!(Arc::strong_count(&token), 2);
-        /// arena.reset(); // dropped here
-        /// assert_eq!(Arc::strong_count(&token), 1);
-        /// ```
+        examples {
+            /// ```
+            /// use std::sync::Arc;
+            /// let mut arena = onewayalloc::SyncOneWayAlloc::new();
+            /// let token = Arc::new(());
+            /// std::thread::scope(|s| {
+            ///     s.spawn(|| arena.alloc_owned(Arc::clone(&token)));
+            /// });
+            /// assert_eq!(Arc::strong_count(&token), 2);
+            /// arena.reset(); // dropped here
+            /// assert_eq!(Arc::strong_count(&token), 1);
+            /// ```
+        }
         fn alloc_owned[T: Send + 'static](value: T) -> &mut T;
         fallible
         /// Like [`alloc_owned`](Self::alloc_owned), returning an error instead.
@@ -614,50 +620,55 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         plain
         /// Allocates `size` uninitialized bytes, 16-byte aligned: Netdata's
         /// `onewayalloc_mallocz`.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert_eq!(arena.alloc_bytes(100).len(), 100);
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert_eq!(arena.alloc_bytes(100).len(), 100);
+            /// ```
+        }
         fn alloc_bytes(size: usize) -> &mut [MaybeUninit<u8>];
         fallible
         /// Like [`alloc_bytes`](Self::alloc_bytes), returning an error instead.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert!(arena.try_alloc_bytes(usize::MAX).is_err());
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert!(arena.try_alloc_bytes(usize::MAX).is_err());
+            /// ```
+        }
         fn try_alloc_bytes(size: usize) -> Result<&mut [MaybeUninit<u8>], AllocError>;
         plain
         /// Allocates `nmemb * size` zeroed bytes, 16-byte aligned: Netdata's
         /// `onewayalloc_callocz`.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert!(arena.alloc_zeroed(4, 8).iter().all(|&b| b == 0));
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert!(arena.alloc_zeroed(4, 8).iter().all(|&b| b == 0));
+            /// ```
+        }
         fn alloc_zeroed(nmemb: usize, size: usize) -> &mut [u8];
         fallible
         /// Like [`alloc_zeroed`](Self::alloc_zeroed), returning an error instead.
         fn try_alloc_zeroed(nmemb: usize, size: usize) -> Result<&mut [u8], AllocError>;
         plain
         /// Copies `s` into the arena: Netdata's `onewayalloc_strdupz`.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert_eq!(arena.alloc_str("cpu"), "cpu");
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert_eq!(arena.alloc_str("cpu"), "cpu");
+            /// ```
+        }
         fn alloc_str(s: &str) -> &mut str;
         fallible
         /// Like [`alloc_str`](Self::alloc_str), returning an error instead.
         fn try_alloc_str(s: &str) -> Result<&mut str, AllocError>;
         plain
         /// Copies `src` into the arena: Netdata's `onewayalloc_memdupz`, typed.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert_eq!(arena.alloc_slice_copy(&[1u32, 2]), &[1, 2]);
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert_eq!(arena.alloc_slice_copy(&[1u32, 2]), &[1, 2]);
+            /// ```
+        }
         fn alloc_slice_copy[T: Copy](src: &[T]) -> &mut [T];
         fallible
         /// Like [`alloc_slice_copy`](Self::alloc_slice_copy), returning an error
@@ -709,11 +720,12 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         where [I: IntoIterator<Item = T>, I::IntoIter: ExactSizeIterator];
         plain
         /// A slice of the items of any iterator, grown in place.
-        ///
-        /// ```
-        /// let arena = onewayalloc::SyncOneWayAlloc::new();
-        /// assert_eq!(arena.alloc_iter((0..4).filter(|n| n % 2 == 0)), &[0, 2]);
-        /// ```
+        examples {
+            /// ```
+            /// let arena = onewayalloc::SyncOneWayAlloc::new();
+            /// assert_eq!(arena.alloc_iter((0..4).filter(|n| n % 2 == 0)), &[0, 2]);
+            /// ```
+        }
         fn alloc_iter[T](iter: impl IntoIterator<Item = T>) -> &mut [T];
         fallible
         /// Like [`alloc_iter`](Self::alloc_iter), returning an error instead.
