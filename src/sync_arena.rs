@@ -215,6 +215,12 @@ impl<A: Allocator> Drop for Slot<A> {
 /// and a growth moves it to a fresh block, as in a `OneWayAlloc`. So a `Vec` built
 /// on one thread may be grown on another.
 ///
+/// `collect_in` and [`vec![in &arena; ..]`](crate::vec) accept `&SyncOneWayAlloc`;
+/// the arena [`String`](crate::collections::String) and
+/// [`format_in!`](crate::format_in) take a `&OneWayAlloc` only, for now. The
+/// C API's by-address calls and [`scope`](OneWayAlloc::scope) have no counterpart
+/// here.
+///
 /// `reset` takes `&mut self`, so nothing allocated in the arena is alive across it:
 ///
 /// ```compile_fail,E0502
