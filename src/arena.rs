@@ -244,7 +244,11 @@ impl<A: Allocator> OneWayAlloc<A> {
 
     /// An arena on `backing`; with `os_pages`, its large pages come from the OS
     /// where the platform allows (see [`OneWayAlloc::new`]).
-    fn create_in<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
+    pub(crate) fn create_in<E: Failure>(
+        size_hint: usize,
+        backing: A,
+        os_pages: bool,
+    ) -> Result<Self, E> {
         Core::new(size_hint, backing, os_pages).map(|core| OneWayAlloc {
             core,
             owned: DropList::new(),

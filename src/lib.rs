@@ -56,7 +56,9 @@
 //! - **data freed piecemeal**: `deallocate` only rolls back the most recent block,
 //!   so a queue or cache that frees in another order only grows until reset;
 //! - **sharing across threads**: the arena is `Send` but not `Sync`; use one arena
-//!   per worker (or `with_scratch`), and move results out before the reset;
+//!   per worker (or `with_scratch`), and move results out before the reset, or (with
+//!   `std`) [`SyncOneWayAlloc`], one arena that many threads allocate into at once,
+//!   each in pages of its own;
 //! - **values that need their destructors run**, placed with the plain calls: the
 //!   arena reclaims memory without dropping the values in it (an arena `Vec` or
 //!   `Box` still drops its contents). Place them with
@@ -85,6 +87,9 @@
 //!   and every other page unused, in constant time. Nothing is freed or zeroed.
 //! - **Drop** returns every page to the backing allocator.
 //! - **Threads.** An arena is `Send` but not `Sync`: one arena per worker.
+//!   [`SyncOneWayAlloc`] (with `std`) is `Sync`: it gives each thread that allocates
+//!   in it an arena of its own, found without an atomic operation, and resets them all
+//!   together.
 //!
 //! # The Netdata calls
 //!
@@ -179,6 +184,8 @@ mod separate;
 pub mod serde;
 mod slices;
 mod stats;
+#[cfg(feature = "std")]
+mod sync_arena;
 
 /// The allocation state behind every arena: pages and a bump cursor, or in
 /// sanitizer mode a block of the backing allocator for every allocation.
@@ -233,6 +240,8 @@ pub use scope::Scope;
 #[cfg(feature = "std")]
 pub use scratch::with_scratch;
 pub use stats::{PageInfo, Stats};
+#[cfg(feature = "std")]
+pub use sync_arena::SyncOneWayAlloc;
 
 /// The `allocator-api2` crate this one implements `Allocator` from (version 0.2, the
 /// one `hashbrown` uses), re-exported so its `Vec` and `Box` match.

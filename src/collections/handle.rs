@@ -16,6 +16,7 @@ use crate::{OneWayAlloc, Scope};
 /// | `arena: &mut OneWayAlloc` (as [`with_scratch`](crate::with_scratch) gives it) | `arena` (reborrowed, not moved) | `&OneWayAlloc` |
 /// | `guard: PooledArena` (from [`Pool::get`](crate::Pool::get)) | `&guard` | `&OneWayAlloc` |
 /// | `s: &mut Scope` (in [`scope`](OneWayAlloc::scope)) | `s` | `&OneWayAlloc`, as `s.arena()` |
+/// | `arena: SyncOneWayAlloc` (with `std`) | `&arena` | `&SyncOneWayAlloc` (not `format_in!`) |
 /// | any other allocator `alloc: B` where `B: Clone` | `&alloc` | `B`, a clone |
 ///
 /// The handle is taken by reference (`&H`) so that a `&mut OneWayAlloc` is
@@ -103,6 +104,21 @@ impl<A: Allocator> ArenaHandle for Scope<'_, A> {
     #[inline]
     fn alloc_handle(&self) -> &OneWayAlloc<A> {
         self.arena()
+    }
+}
+
+/// The thread-safe arena: collections built in `&SyncOneWayAlloc` may move and grow
+/// on any thread.
+#[cfg(feature = "std")]
+impl<A: Allocator> ArenaHandle for crate::SyncOneWayAlloc<A> {
+    type Alloc<'h>
+        = &'h crate::SyncOneWayAlloc<A>
+    where
+        Self: 'h;
+
+    #[inline]
+    fn alloc_handle(&self) -> &crate::SyncOneWayAlloc<A> {
+        self
     }
 }
 
