@@ -167,17 +167,28 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
     }
 }
 
-#[cfg(onewayalloc_page_heap)]
-use linux::{give_back as heap_give_back, take as heap_take};
-
-#[cfg(not(onewayalloc_page_heap))]
-fn heap_take(_size: usize, _huge: bool) -> Option<NonNull<u8>> {
-    None
+/// A page of `size` bytes from the heap, of huge-page spans if `huge`; `None` where
+/// there is no heap or the OS refuses the memory.
+fn heap_take(size: usize, huge: bool) -> Option<NonNull<u8>> {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::take(size, huge);
+    #[cfg(not(onewayalloc_page_heap))]
+    {
+        let _ = (size, huge);
+        None
+    }
 }
 
-#[cfg(not(onewayalloc_page_heap))]
-fn heap_give_back(_ptr: NonNull<u8>, _size: usize, _purge: bool) -> bool {
-    false
+/// Gives the page at `ptr` back to the heap if the heap handed it out (`true`);
+/// with `purge`, its memory goes back to the OS at once.
+fn heap_give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::give_back(ptr, size, purge);
+    #[cfg(not(onewayalloc_page_heap))]
+    {
+        let _ = (ptr, size, purge);
+        false
+    }
 }
 
 /// The bytes of memory the page heap holds resident for arenas created later: large
