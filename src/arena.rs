@@ -265,6 +265,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// Makes the pages this arena returns from now on (by `trim`, by its drop)
     /// give their memory back to the system at once, instead of being kept by the
     /// page heap for later arenas: a pool's `clear`. Nothing in the sanitizer mode.
+    #[cfg(feature = "std")]
     pub(crate) fn purge_pages_on_return(&self) {
         #[cfg(not(onewayalloc_separate_blocks))]
         self.core.page_source().purge_on_return();

@@ -961,10 +961,11 @@ mod tests {
     fn the_heap_lock_is_released_after_each_call_and_around_a_fork() {
         assert_eq!(with_heap(|_| 7), 7);
         assert!(lock_is_free(), "a call left the heap locked");
-        // A thread holds the lock when the test forks: the fork waits for it, and
-        // neither process finds the lock held after it.
+        // A thread holds the lock when the test forks: the fork waits until it is
+        // done, and neither process finds the lock held after it.
         let locked = AtomicBool::new(false);
         let forking = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 with_heap(|_| {
@@ -973,29 +974,41 @@ mod tests {
                         std::thread::yield_now();
                     }
                     std::thread::sleep(Duration::from_millis(100));
+                    done.store(true, Ordering::SeqCst);
                 });
             });
             while !locked.load(Ordering::SeqCst) {
                 std::thread::yield_now();
             }
             forking.store(true, Ordering::SeqCst);
-            // SAFETY: the child only tries the lock and exits (`_exit`: no exit
-            // handlers or destructors of the parent's state run in it).
+            // SAFETY: the child only reads its memory, tries the lock and exits
+            // (`_exit`: no exit handlers or destructors of the parent's state run).
             let pid = unsafe { libc::fork() };
             if pid == 0 {
                 // SAFETY: the heap's mutex, in the child's copy of the process.
                 let free = unsafe { libc::pthread_mutex_trylock(HEAP.mutex.get()) } == 0;
+                let code = match (done.load(Ordering::SeqCst), free) {
+                    (true, true) => 0,
+                    (false, _) => 1,
+                    (true, false) => 2,
+                };
                 // SAFETY: ends the child at once.
-                unsafe { libc::_exit(if free { 0 } else { 1 }) };
+                unsafe { libc::_exit(code) };
             }
             assert!(pid > 0, "fork failed");
+            assert!(
+                done.load(Ordering::SeqCst),
+                "the fork did not wait for the thread in the heap"
+            );
             let mut status = 0;
             // SAFETY: waits for the child just made.
             assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-            assert!(
-                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-                "the child found the heap locked ({status:#x})"
-            );
+            assert!(libc::WIFEXITED(status), "{status:#x}");
+            match libc::WEXITSTATUS(status) {
+                0 => {}
+                1 => panic!("the child was forked in the middle of a call into the heap"),
+                _ => panic!("the child found the heap locked"),
+            }
         });
         assert!(lock_is_free(), "a fork left the heap locked in the parent");
     }
