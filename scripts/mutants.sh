@@ -13,7 +13,9 @@
 #   capi             the C API (capi/src, package onewayalloc-capi), with its
 #                    tests: the C programs, driven by Rust tests
 #   ci               the small fixed set .ci/run runs: the allocation fast path,
-#                    rollback and in-place growth, with the tests that cover them
+#                    rollback and in-place growth, with the tests that cover them;
+#                    then every mutant of the page heap (the run page-heap)
+#   page-heap        every mutant of src/page_heap/, with the heap's tests
 #
 # ARGS go to cargo mutants, e.g. `--shard 2/4` (split a run across machines or
 # sessions), `--file src/bump.rs`, `--re 'BumpCore<A>::bump'`, `--list`,
@@ -71,8 +73,13 @@ CI_RE='BumpCore<A>::(alloc|bump|dealloc|grow_inline|last_block)\b|in (align_up_i
 # the package that it would build and never run.
 CI_TESTS=(--cargo-arg=--lib --cargo-arg=--test=typed_values)
 # Mutants that return a made-up `NonNull` (`NonNull::new(0)`, `NonNull::from(1)`, ...)
-# never compile: the CI set leaves them out rather than spend a build on each.
-CI_UNVIABLE='with (Some|Ok)\(NonNull::'
+# never compile: the CI runs leave them out rather than spend a build on each.
+CI_UNVIABLE='with ((Some|Ok)\()?NonNull::'
+# The page heap (src/page_heap/, the source of every arena's large pages): every
+# mutant of its files, with the tests that state its rules, its unit tests and the
+# two test binaries that drive the process's heap.
+PAGE_HEAP_FILES=(src/page_heap/mod.rs src/page_heap/slots.rs src/page_heap/linux.rs)
+PAGE_HEAP_TESTS=(--cargo-arg=--lib --cargo-arg=--test=page_heap --cargo-arg=--test=page_heap_threads)
 
 export CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -88,9 +95,9 @@ fi
 mode="${1:-all}"
 [[ $# -gt 0 ]] && shift
 case "$mode" in
-    all | default | separate-blocks | capi | ci) ;;
+    all | default | separate-blocks | capi | ci | page-heap) ;;
     *)
-        echo "unknown mode '$mode': all, default, separate-blocks, capi or ci" >&2
+        echo "unknown mode '$mode': all, default, separate-blocks, capi, ci or page-heap" >&2
         exit 64
         ;;
 esac
@@ -163,6 +170,8 @@ examined=()
 for file in "${SEPARATE_ONLY[@]}" "${BOTH_MODES[@]}"; do examined+=(--file "$file"); done
 ci_files=()
 for file in "${CI_FILES[@]}"; do ci_files+=(--file "$file"); done
+page_heap_files=()
+for file in "${PAGE_HEAP_FILES[@]}"; do page_heap_files+=(--file "$file"); done
 
 run_default() { run default --features "$FEATURES" "${excluded[@]}" "$@" -- --tests; }
 run_separate() {
@@ -171,6 +180,9 @@ run_separate() {
 # The C API in the page mode: its code is the same in both modes (the crate's calls
 # behind it differ, and the runs above test those).
 run_capi() { run capi --package onewayalloc-capi "$@" -- --tests; }
+run_page_heap() {
+    run page-heap "${page_heap_files[@]}" --exclude-re "$CI_UNVIABLE" "${PAGE_HEAP_TESTS[@]}" "$@"
+}
 
 case "$mode" in
     all)
@@ -181,7 +193,11 @@ case "$mode" in
     default) run_default "$@" ;;
     separate-blocks) run_separate "$@" ;;
     capi) run_capi "$@" ;;
-    ci) run ci "${ci_files[@]}" --re "$CI_RE" --exclude-re "$CI_UNVIABLE" "${CI_TESTS[@]}" "$@" ;;
+    ci)
+        run ci "${ci_files[@]}" --re "$CI_RE" --exclude-re "$CI_UNVIABLE" "${CI_TESTS[@]}" "$@"
+        run_page_heap "$@"
+        ;;
+    page-heap) run_page_heap "$@" ;;
 esac
 
 echo

@@ -90,6 +90,9 @@ fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keep
     many_arenas_share_a_few_spans();
     sizes_the_system_cannot_back_are_errors();
     a_page_larger_than_a_span_has_a_mapping_of_its_own();
+    a_page_of_a_whole_span_takes_a_shared_span_and_is_kept();
+    the_heap_maps_the_address_space_of_its_spans_and_no_more();
+    a_cleared_pool_gives_the_pages_of_its_arenas_back_to_the_system();
     a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped();
     release_free_pages();
     assert_eq!(free_page_bytes(), 0);
@@ -286,5 +289,72 @@ fn a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped() {
     assert!(free_page_bytes() >= 6 * MIB, "{}", free_page_bytes());
     pool.clear();
     assert_eq!(free_page_bytes(), 0, "free pages left after clear()");
+    assert_eq!(mapped_spans(), (0, 0));
+}
+
+fn a_page_of_a_whole_span_takes_a_shared_span_and_is_kept() {
+    release_free_pages();
+    let arena = OneWayAlloc::new();
+    let block = arena.alloc_bytes(64 * MIB - PAGE_HEADER_SIZE);
+    block[0] = MaybeUninit::new(1);
+    assert_eq!(arena.page_heap_bytes(), 64 * MIB);
+    assert_eq!(mapped_spans(), (1, 64 * MIB));
+    drop(arena);
+    // Kept, as any page of a standard span: its slots serve the next arenas.
+    assert_eq!(free_page_bytes(), 64 * MIB);
+    assert_eq!(mapped_spans(), (1, 64 * MIB));
+    let next = OneWayAlloc::new();
+    big_blocks(&next, 1);
+    assert_eq!(mapped_spans(), (1, 64 * MIB));
+    drop(next);
+    release_free_pages();
+}
+
+/// The address space of the process (VmSize), in bytes.
+fn address_space() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmSize:")).unwrap();
+    let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+fn the_heap_maps_the_address_space_of_its_spans_and_no_more() {
+    release_free_pages();
+    let mut arena = OneWayAlloc::new();
+    let small = (64 + 128 + 256 + 512) * 1024;
+    for size in [64, 128, 256, 512] {
+        arena.alloc_bytes(size * 1024 - PAGE_HEADER_SIZE);
+    }
+    let before = address_space();
+    // Two plain slots, then a huge-page one: two spans, each with its record's page
+    // and nothing of the slack that aligned it.
+    for _ in 0..3 {
+        arena.alloc_bytes(MIB - PAGE_HEADER_SIZE)[0] = MaybeUninit::new(1);
+    }
+    assert_eq!(mapped_spans(), (2, 128 * MIB));
+    assert_eq!(address_space() - before, 2 * (64 * MIB + 4096));
+    // Their pages back and released: the spans are gone, records included.
+    arena.reset();
+    arena.trim(small - 64 * 1024);
+    assert_eq!(arena.stats().capacity, small);
+    release_free_pages();
+    assert_eq!(mapped_spans(), (0, 0));
+    assert_eq!(address_space(), before);
+}
+
+fn a_cleared_pool_gives_the_pages_of_its_arenas_back_to_the_system() {
+    release_free_pages();
+    let pool = Pool::new();
+    big_blocks(&pool.get(), 3);
+    assert_eq!(pool.stats().idle_arenas, 1);
+    // (The pool may trim the arena as it returns: those pages are the heap's.)
+    release_free_pages();
+    assert!(pool.stats().idle_bytes >= 2 * MIB);
+    pool.clear();
+    assert_eq!(
+        free_page_bytes(),
+        0,
+        "pages of a cleared pool kept resident"
+    );
     assert_eq!(mapped_spans(), (0, 0));
 }

@@ -10,17 +10,10 @@ use std::sync::Once;
 use std::time::Instant;
 
 use super::slots::{
-    ALL, SLOT, SPAN_SLOTS, choose, decay_keep, huge_page_mates, mask, purge_choice, runs_of,
-    slots_for,
+    ALL, SLOT, SPAN_HEADER, SPAN_SLOTS, choose, decay_keep, huge_page_mates, mask, purge_choice,
+    runs_of, slots_for, span_mapping, span_slack,
 };
 use super::{DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH};
-
-/// Bytes before a span's first slot that hold its [`Span`] record: one OS page.
-const SPAN_HEADER: usize = 4096;
-
-/// The size and alignment of a transparent huge page on x86-64 (and aarch64 with
-/// 4 KiB base pages): spans are aligned to it.
-const HUGE_PAGE: usize = 2 << 20;
 
 /// The record of a span, in the OS page just before its first slot.
 struct Span {
@@ -55,7 +48,7 @@ impl Span {
     }
 }
 
-/// The heap's state, behind [`HEAP`]'s lock.
+/// The heap's state, behind [`HEAP`]'s lock (the tests make heaps of their own).
 struct Heap {
     /// Every span mapped, most recent first.
     spans: Option<NonNull<Span>>,
@@ -81,13 +74,19 @@ unsafe impl Sync for Locked {}
 
 static HEAP: Locked = Locked {
     mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
-    heap: UnsafeCell::new(Heap {
-        spans: None,
-        free_resident: 0,
-        epoch_start: None,
-        low_water: 0,
-    }),
+    heap: UnsafeCell::new(Heap::EMPTY),
 };
+
+/// What became of a page given back ([`Heap::give_back`]).
+#[derive(Debug, PartialEq)]
+enum Returned {
+    /// The heap did not hand it out.
+    NotOurs,
+    /// Its slots are free again.
+    Kept,
+    /// It was a span of its own, unlinked now: to be unmapped.
+    Unmap(NonNull<Span>),
+}
 
 /// The most free resident memory kept, in bytes ([`super::set_free_page_limit`]).
 static LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_FREE_PAGE_LIMIT);
@@ -146,20 +145,12 @@ pub(super) fn take(size: usize, huge: bool) -> Option<NonNull<u8>> {
     if n > SPAN_SLOTS {
         return map_whole(n, huge);
     }
-    if let Some(page) = with_heap(|heap| {
-        heap.decay(Instant::now());
-        heap.take_from_spans(n, huge)
-    }) {
+    if let Some(page) = with_heap(|heap| heap.take(n, huge, Instant::now())) {
         return Some(page);
     }
     // No span has room: a new one, mapped without the lock.
     let span = map_span(SPAN_SLOTS, huge, false)?;
-    Some(with_heap(|heap| {
-        heap.link(span);
-        // SAFETY: just linked, mapped and initialized; under the lock.
-        let record = unsafe { &mut *span.as_ptr() };
-        heap.take_slots(record, 0, n)
-    }))
+    Some(with_heap(|heap| heap.take_from_new(span, n)))
 }
 
 /// Takes back the page at `ptr` of `size` bytes if the heap handed it out (and then
@@ -168,32 +159,14 @@ pub(super) fn give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
     let Some(n) = slots_for(size) else {
         return false;
     };
-    let unmap = with_heap(|heap| {
-        let span = heap.span_of(ptr.addr().get())?;
-        // SAFETY: a span of the list, under the lock.
-        let record = unsafe { &mut *span.as_ptr() };
-        if record.whole {
-            heap.unlink(span);
-            return Some(Some(span));
-        }
-        let start = (ptr.addr().get() - record.base.addr().get()) / SLOT;
-        let slots = mask(start, n);
-        debug_assert_eq!(record.free & slots, 0, "a page given back twice");
-        record.free |= slots;
-        record.dirty |= slots;
-        heap.free_resident += n;
-        if purge {
-            heap.purge_in(span, slots);
-        }
-        let limit = LIMIT.load(Ordering::Relaxed) / SLOT;
-        heap.decay(Instant::now());
-        heap.purge_down_to(limit);
-        Some(None)
+    let returned = with_heap(|heap| {
+        let keep = LIMIT.load(Ordering::Relaxed) / SLOT;
+        heap.give_back(ptr.addr().get(), n, purge, keep, Instant::now())
     });
-    match unmap {
-        None => false,
-        Some(None) => true,
-        Some(Some(span)) => {
+    match returned {
+        Returned::NotOurs => false,
+        Returned::Kept => true,
+        Returned::Unmap(span) => {
             unmap_span(span);
             true
         }
@@ -243,6 +216,65 @@ pub(super) fn mapped() -> (usize, usize) {
 }
 
 impl Heap {
+    const EMPTY: Heap = Heap {
+        spans: None,
+        free_resident: 0,
+        epoch_start: None,
+        low_water: 0,
+    };
+
+    /// A page of `n` slots (at most a span's) from the spans mapped, of huge-page
+    /// spans if `huge`, after the decay's epochs passed by `now`; `None` if no span
+    /// has room for it.
+    fn take(&mut self, n: usize, huge: bool, now: Instant) -> Option<NonNull<u8>> {
+        self.decay(now);
+        self.take_from_spans(n, huge)
+    }
+
+    /// Links `span`, just mapped, and hands out its first `n` slots.
+    fn take_from_new(&mut self, span: NonNull<Span>, n: usize) -> NonNull<u8> {
+        self.link(span);
+        // SAFETY: just linked, mapped and initialized; under the lock, and no other
+        // reference to its record is live.
+        let record = unsafe { &mut *span.as_ptr() };
+        self.take_slots(record, 0, n)
+    }
+
+    /// Takes back the page of `n` slots at `addr` if it is in one of the spans: its
+    /// slots are free again, purged at once with `purge`; then the decay's epochs
+    /// passed by `now` run and the free resident slots are purged down to `keep`.
+    fn give_back(
+        &mut self,
+        addr: usize,
+        n: usize,
+        purge: bool,
+        keep: usize,
+        now: Instant,
+    ) -> Returned {
+        let Some(span) = self.span_of(addr) else {
+            return Returned::NotOurs;
+        };
+        // SAFETY: a span of the list, under the lock, and no other reference to its
+        // record is live.
+        let record = unsafe { &mut *span.as_ptr() };
+        if record.whole {
+            self.unlink(span);
+            return Returned::Unmap(span);
+        }
+        let start = (addr - record.base.addr().get()) / SLOT;
+        let slots = mask(start, n);
+        debug_assert_eq!(record.free & slots, 0, "a page given back twice");
+        record.free |= slots;
+        record.dirty |= slots;
+        self.free_resident += n;
+        if purge {
+            self.purge_in(span, slots);
+        }
+        self.decay(now);
+        self.purge_down_to(keep);
+        Returned::Kept
+    }
+
     /// Calls `f` on every span record.
     fn each_span(&self, mut f: impl FnMut(&Span)) {
         let mut next = self.spans;
@@ -268,7 +300,8 @@ impl Heap {
         None
     }
 
-    /// `n` slots from the best span for them (see `slots::choose`).
+    /// `n` slots from the best span for them (see `slots::choose`); of spans that
+    /// serve them equally well, the one mapped last.
     fn take_from_spans(&mut self, n: usize, huge: bool) -> Option<NonNull<u8>> {
         let mut best: Option<(NonNull<Span>, usize, u8)> = None;
         let mut next = self.spans;
@@ -366,10 +399,15 @@ impl Heap {
     }
 
     /// Purges free resident slots until at most `keep` remain: in the spans with the
-    /// fewest slots in use first (so that they empty and are unmapped), the highest
-    /// slots of each first. Then unmaps the spans that are empty and purged.
+    /// fewest slots in use first (so that they empty and are unmapped; of spans with
+    /// as few, the one mapped last), the highest slots of each first. Then unmaps
+    /// the spans that are empty and purged.
     fn purge_down_to(&mut self, keep: usize) {
-        while self.free_resident > keep {
+        // Every round purges one slot at least: no more rounds than slots to purge.
+        for _ in keep..self.free_resident {
+            if self.free_resident <= keep {
+                break;
+            }
             let mut emptiest: Option<(NonNull<Span>, u32)> = None;
             let mut next = self.spans;
             while let Some(span) = next {
@@ -424,7 +462,7 @@ impl Heap {
 /// transparent huge pages with `huge`. `None` if the OS refuses.
 fn map_span(slots: usize, huge: bool, whole: bool) -> Option<NonNull<Span>> {
     let len = slots.checked_mul(SLOT)?;
-    let mapped = len.checked_add(SPAN_HEADER + HUGE_PAGE)?;
+    let mapped = span_mapping(len)?;
     // SAFETY: an anonymous private mapping at an address the kernel picks: no
     // existing memory is affected. Without MAP_NORESERVE, so that the kernel's
     // overcommit policy refuses a size it could not back, as malloc's would.
@@ -442,30 +480,23 @@ fn map_span(slots: usize, huge: bool, whole: bool) -> Option<NonNull<Span>> {
         return None;
     }
     let raw = NonNull::new(raw.cast::<u8>())?;
-    let start = raw.addr().get();
     // The first slot: 2 MiB-aligned, with room for the header page before it.
-    let lead = (start + SPAN_HEADER).next_multiple_of(HUGE_PAGE) - SPAN_HEADER - start;
-    let trail = mapped - lead - SPAN_HEADER - len;
+    let (lead, trail) = span_slack(raw.addr().get());
     // SAFETY: `lead + SPAN_HEADER + len + trail == mapped`: every pointer stays
     // within the mapping.
     let (header, base, tail) = unsafe {
         let header = raw.add(lead);
-        (
-            header,
-            header.add(SPAN_HEADER),
-            header.add(SPAN_HEADER + len),
-        )
+        let base = header.add(SPAN_HEADER);
+        (header, base, base.add(len))
     };
     // SAFETY: the slack before the header and after the slots belongs to the
-    // mapping just made and nothing refers to it; the hints are harmless when
-    // refused (no transparent huge pages).
+    // mapping just made and nothing refers to it (the trail is never empty); the
+    // hints are harmless when refused (no transparent huge pages).
     unsafe {
         if lead > 0 {
             libc::munmap(raw.as_ptr().cast(), lead);
         }
-        if trail > 0 {
-            libc::munmap(tail.as_ptr().cast(), trail);
-        }
+        libc::munmap(tail.as_ptr().cast(), trail);
         if huge {
             libc::madvise(base.as_ptr().cast(), len, libc::MADV_HUGEPAGE);
         } else {
@@ -512,5 +543,488 @@ fn unmap_span(span: NonNull<Span>) {
     unsafe {
         let len = span.as_ref().len();
         libc::munmap(span.as_ptr().cast(), SPAN_HEADER + len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The heap's rules on heaps of the tests' own (their spans mapped as the
+    //! process heap's are, their clocks given), and the lock of the process's heap
+    //! (the one test here that calls into it: no other unit test does).
+
+    use super::*;
+    use core::sync::atomic::AtomicBool;
+    use core::time::Duration;
+    use std::vec::Vec;
+
+    use super::super::slots::HUGE_PAGE;
+
+    const MIB: usize = 1 << 20;
+
+    /// Residency of the OS page holding `addr`, which must be mapped (`mincore`).
+    fn resident(addr: usize) -> bool {
+        let mut vec = 0u8;
+        // SAFETY: mincore only reads the page tables of the one page and writes one
+        // byte into `vec`.
+        let rc = unsafe { libc::mincore((addr & !4095) as *mut libc::c_void, 4096, &mut vec) };
+        assert_eq!(rc, 0, "{addr:#x} is not mapped");
+        vec & 1 == 1
+    }
+
+    /// The offsets in a slot that the tests write and check: its first OS page and
+    /// one in its middle.
+    const PROBES: [usize; 2] = [0, SLOT / 2];
+
+    /// Writes `byte` at the probes of each of the `slots` slots from `page`.
+    fn fill(page: NonNull<u8>, slots: usize, byte: u8) {
+        for slot in 0..slots {
+            for probe in PROBES {
+                // SAFETY: `page` starts `slots` slots handed out to the test.
+                unsafe { page.add(slot * SLOT + probe).write(byte) };
+            }
+        }
+    }
+
+    /// Whether every probe of the slot at `page` reads `byte`.
+    fn holds_byte(page: NonNull<u8>, byte: u8) -> bool {
+        // SAFETY: `page` is a slot handed out to the test.
+        PROBES
+            .iter()
+            .all(|&probe| unsafe { page.add(probe).read() } == byte)
+    }
+
+    /// Whether no probe of the slot at `addr` is resident.
+    fn purged(addr: usize) -> bool {
+        PROBES.iter().all(|&probe| !resident(addr + probe))
+    }
+
+    /// The first slot of `span`.
+    fn base(span: NonNull<Span>) -> NonNull<u8> {
+        // SAFETY: a span mapped by the test, not yet unmapped.
+        unsafe { span.as_ref().base }
+    }
+
+    /// The slot `i` of `span`.
+    fn slot(span: NonNull<Span>, i: usize) -> NonNull<u8> {
+        // SAFETY: `i` is one of the span's slots.
+        unsafe { base(span).add(i * SLOT) }
+    }
+
+    /// The free and dirty bitmaps of `span`.
+    fn bits(span: NonNull<Span>) -> (u64, u64) {
+        // SAFETY: a span mapped by the test, not yet unmapped.
+        let record = unsafe { span.as_ref() };
+        (record.free, record.dirty)
+    }
+
+    /// A standard span, linked, with its first `n` slots handed out as one page.
+    fn new_span(heap: &mut Heap, huge: bool, n: usize) -> NonNull<Span> {
+        let span = map_span(SPAN_SLOTS, huge, false).expect("a span mapped");
+        assert_eq!(heap.take_from_new(span, n), base(span));
+        span
+    }
+
+    /// Gives back the page of `n` slots at `page`, which the heap keeps.
+    fn back(heap: &mut Heap, page: NonNull<u8>, n: usize, keep: usize, now: Instant) {
+        let returned = heap.give_back(addr(page), n, false, keep, now);
+        assert_eq!(returned, Returned::Kept);
+    }
+
+    /// The first slots of the spans, in the order of the list.
+    fn listed(heap: &Heap) -> Vec<usize> {
+        let mut bases = Vec::new();
+        heap.each_span(|record| bases.push(record.base.addr().get()));
+        bases
+    }
+
+    fn addr(page: NonNull<u8>) -> usize {
+        page.addr().get()
+    }
+
+    /// Unmaps every span of `heap`, whatever its state (without the heap's own
+    /// unlinking, which some tests check).
+    fn unmap_all(heap: &mut Heap) {
+        let mut next = heap.spans.take();
+        while let Some(span) = next {
+            // SAFETY: a span of the list, mapped.
+            next = unsafe { span.as_ref().next };
+            unmap_span(span);
+        }
+        heap.free_resident = 0;
+    }
+
+    #[test]
+    fn a_span_holds_the_addresses_of_its_slots_only() {
+        let base = NonNull::new((64 * MIB) as *mut u8).unwrap();
+        let mut span = Span {
+            next: None,
+            base,
+            slots: SPAN_SLOTS,
+            huge: false,
+            whole: false,
+            free: ALL,
+            dirty: 0,
+        };
+        assert_eq!(span.len(), 64 * MIB);
+        assert!(!span.holds(64 * MIB - 1));
+        assert!(span.holds(64 * MIB));
+        assert!(span.holds(128 * MIB - 1));
+        assert!(!span.holds(128 * MIB));
+        span.slots = 65;
+        assert_eq!(span.len(), 65 * MIB);
+        assert!(span.holds(129 * MIB - 1));
+        assert!(!span.holds(129 * MIB));
+    }
+
+    #[test]
+    fn a_span_is_mapped_with_its_record_just_before_slots_aligned_to_a_huge_page() {
+        for (slots, huge, whole) in [(SPAN_SLOTS, true, false), (65, false, true)] {
+            let span = map_span(slots, huge, whole).unwrap();
+            // SAFETY: just mapped.
+            let record = unsafe { span.as_ref() };
+            let base = record.base.addr().get();
+            assert_eq!(base % HUGE_PAGE, 0);
+            assert_eq!(span.addr().get(), base - SPAN_HEADER);
+            assert_eq!(record.next, None);
+            assert_eq!(
+                (record.slots, record.huge, record.whole),
+                (slots, huge, whole)
+            );
+            assert_eq!(
+                (record.free, record.dirty),
+                (if whole { 0 } else { ALL }, 0)
+            );
+            let last = record.len() - 1;
+            // SAFETY: the first and last bytes of the span's slots.
+            unsafe {
+                record.base.write(1);
+                record.base.add(last).write(2);
+                assert_eq!((record.base.read(), record.base.add(last).read()), (1, 2));
+            }
+            unmap_span(span);
+        }
+    }
+
+    #[test]
+    fn spans_are_linked_first_and_unlinked_from_anywhere_in_the_list() {
+        let mut heap = Heap::EMPTY;
+        let spans: Vec<_> = (0..3)
+            .map(|_| map_span(SPAN_SLOTS, false, false).unwrap())
+            .collect();
+        for &span in &spans {
+            heap.link(span);
+        }
+        let [a, b, c] = [0, 1, 2].map(|i| addr(base(spans[i])));
+        assert_eq!(listed(&heap), [c, b, a]);
+        assert_eq!(heap.span_of(b + 5 * MIB), Some(spans[1]));
+        assert_eq!(heap.span_of(a + 63 * MIB), Some(spans[0]));
+        assert_eq!(heap.span_of(c - 1), None, "the record's page is no slot");
+        heap.unlink(spans[1]);
+        assert_eq!(listed(&heap), [c, a]);
+        assert_eq!(heap.span_of(b), None);
+        heap.unlink(spans[0]);
+        assert_eq!(listed(&heap), [c]);
+        heap.unlink(spans[2]);
+        assert_eq!(listed(&heap), []);
+        for span in spans {
+            unmap_span(span);
+        }
+    }
+
+    #[test]
+    fn pages_come_from_resident_slots_first_then_from_the_span_mapped_last() {
+        let t0 = Instant::now();
+        let mut heap = Heap::EMPTY;
+        // A, full, has one slot free and resident again; B, mapped after it, fresh
+        // slots.
+        let a = new_span(&mut heap, false, SPAN_SLOTS);
+        let returned = heap.give_back(addr(slot(a, 5)), 1, false, 64, t0);
+        assert_eq!(returned, Returned::Kept);
+        assert_eq!(heap.free_resident, 1);
+        let b = new_span(&mut heap, false, 1);
+        assert_eq!(
+            heap.take(1, false, t0),
+            Some(slot(a, 5)),
+            "the resident slot"
+        );
+        assert_eq!(heap.free_resident, 0);
+        // Fresh slots in B, and in C mapped after it: C's.
+        let c = new_span(&mut heap, false, 1);
+        assert_eq!(heap.take(1, false, t0), Some(slot(c, 1)));
+        assert_eq!(heap.take(2, false, t0), Some(slot(c, 2)));
+        // No fresh slot of a plain span for huge pages; a resident one will do.
+        assert_eq!(heap.take(1, true, t0), None);
+        back(&mut heap, slot(b, 0), 1, 64, t0);
+        assert_eq!(heap.take(1, true, t0), Some(slot(b, 0)));
+        assert_eq!(bits(b), (ALL << 1, 1));
+        assert_eq!(bits(c), (ALL << 4, 0b1111));
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn slots_of_a_huge_page_span_make_their_huge_page_mates_resident() {
+        let mut heap = Heap::EMPTY;
+        let now = Instant::now();
+        // Slot 0 taken: slot 1 shares its huge page, free and resident now.
+        let h = new_span(&mut heap, true, 1);
+        assert_eq!(bits(h), (ALL << 1, 0b11));
+        assert_eq!(heap.free_resident, 1);
+        assert_eq!(heap.take(1, true, now), Some(slot(h, 1)));
+        assert_eq!((bits(h), heap.free_resident), ((ALL << 2, 0b11), 0));
+        assert_eq!(heap.take(2, true, now), Some(slot(h, 2)));
+        assert_eq!((bits(h), heap.free_resident), ((ALL << 4, 0b1111), 0));
+        assert_eq!(heap.take(1, true, now), Some(slot(h, 4)));
+        assert_eq!((bits(h), heap.free_resident), ((ALL << 5, 0b11_1111), 1));
+        // A plain span's slots have no mates.
+        let p = new_span(&mut heap, false, 1);
+        assert_eq!((bits(p), heap.free_resident), ((ALL << 1, 1), 1));
+        // For plain pages, a resident slot of a huge-page span before a fresh one.
+        assert_eq!(heap.take(1, false, now), Some(slot(h, 5)));
+        assert_eq!(heap.free_resident, 0);
+        assert_eq!(heap.take(1, false, now), Some(slot(p, 1)));
+        assert_eq!((bits(p), heap.free_resident), ((ALL << 2, 0b11), 0));
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn pages_given_back_are_kept_resident_purged_at_once_or_purged_past_the_bound() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        let p = new_span(&mut heap, false, 1);
+        for i in 1..6 {
+            assert_eq!(heap.take(1, false, now), Some(slot(p, i)));
+        }
+        fill(base(p), 6, 9);
+        let outside = 0u8;
+        let outside = core::ptr::from_ref(&outside).addr();
+        assert_eq!(
+            heap.give_back(outside, 1, false, 64, now),
+            Returned::NotOurs
+        );
+        // Kept: free, resident, counted.
+        back(&mut heap, slot(p, 3), 1, 64, now);
+        assert_eq!(bits(p), (ALL << 6 | 1 << 3, 0b11_1111));
+        assert_eq!(heap.free_resident, 1);
+        assert!(holds_byte(slot(p, 3), 9));
+        // Purged at once: free, given back to the OS, not counted.
+        assert_eq!(
+            heap.give_back(addr(slot(p, 1)), 1, true, 64, now),
+            Returned::Kept
+        );
+        assert_eq!(bits(p), (ALL << 6 | 0b1010, 0b11_1101));
+        assert_eq!(heap.free_resident, 1);
+        assert!(purged(addr(slot(p, 1))));
+        for i in [0, 2, 3, 4, 5] {
+            assert!(holds_byte(slot(p, i), 9), "slot {i}");
+        }
+        // Past the bound: the highest free slot is purged.
+        back(&mut heap, slot(p, 4), 1, 1, now);
+        assert_eq!(bits(p), (ALL << 6 | 0b1_1010, 0b10_1101));
+        assert_eq!(heap.free_resident, 1);
+        assert!(purged(addr(slot(p, 4))));
+        assert!(holds_byte(slot(p, 3), 9));
+        // A page of two slots.
+        back(&mut heap, base(p), 1, 64, now);
+        heap.purge_down_to(0);
+        assert_eq!(heap.take(2, false, now), Some(slot(p, 0)));
+        back(&mut heap, base(p), 2, 64, now);
+        assert_eq!(bits(p), (ALL & !0b10_0100, 0b10_0111));
+        assert_eq!(heap.free_resident, 2);
+        // The last pages back and every slot purged: the span is unlinked and unmapped.
+        back(&mut heap, slot(p, 2), 1, 64, now);
+        back(&mut heap, slot(p, 5), 1, 64, now);
+        heap.purge_down_to(0);
+        assert_eq!((listed(&heap), heap.free_resident), (Vec::new(), 0));
+    }
+
+    #[test]
+    fn a_page_of_a_span_of_its_own_comes_back_to_be_unmapped() {
+        let mut heap = Heap::EMPTY;
+        let plain = new_span(&mut heap, false, 1);
+        let whole = map_span(65, false, true).unwrap();
+        heap.link(whole);
+        let returned = heap.give_back(addr(base(whole)), 65, false, 64, Instant::now());
+        assert_eq!(returned, Returned::Unmap(whole));
+        assert_eq!(listed(&heap), [addr(base(plain))]);
+        assert_eq!(heap.free_resident, 0);
+        unmap_span(whole);
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn a_purge_gives_back_exactly_the_free_resident_slots_asked_for() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        let p = new_span(&mut heap, false, 1);
+        for i in 1..4 {
+            assert_eq!(heap.take(1, false, now), Some(slot(p, i)));
+        }
+        fill(base(p), 4, 5);
+        for i in [1, 2] {
+            back(&mut heap, slot(p, i), 1, 64, now);
+        }
+        assert_eq!(heap.free_resident, 2);
+        // Asked: slots 1 to 5, of which 1 and 2 only are free and resident.
+        heap.purge_in(p, mask(1, 5));
+        assert!(purged(addr(slot(p, 1))) && purged(addr(slot(p, 2))));
+        assert!(holds_byte(slot(p, 0), 5) && holds_byte(slot(p, 3), 5));
+        assert_eq!(bits(p), (ALL & !0b1001, 0b1001));
+        assert_eq!((listed(&heap).len(), heap.free_resident), (1, 0));
+        // Every slot free, one still resident: the span stays.
+        for i in [0, 3] {
+            back(&mut heap, slot(p, i), 1, 64, now);
+        }
+        heap.purge_in(p, 1 << 3);
+        assert!(purged(addr(slot(p, 3))));
+        assert!(holds_byte(slot(p, 0), 5));
+        assert_eq!(bits(p), (ALL, 1));
+        assert_eq!((listed(&heap).len(), heap.free_resident), (1, 1));
+        // The last one purged: the span goes.
+        heap.purge_in(p, 1);
+        assert_eq!((listed(&heap), heap.free_resident), (Vec::new(), 0));
+    }
+
+    #[test]
+    fn purges_go_to_the_spans_with_fewest_slots_in_use_first() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        // A: one slot in use, three free and resident; B, mapped after it: three in
+        // use, two free and resident; C, mapped last: one in use, none resident.
+        let a = new_span(&mut heap, false, 4);
+        back(&mut heap, slot(a, 1), 3, 64, now);
+        let b = new_span(&mut heap, false, 5);
+        back(&mut heap, slot(b, 3), 2, 64, now);
+        let c = new_span(&mut heap, false, 1);
+        assert_eq!(heap.free_resident, 5);
+        heap.purge_down_to(4);
+        assert_eq!(heap.free_resident, 4);
+        assert_eq!(bits(a), (ALL << 1, 0b0111), "A's highest slot purged");
+        assert_eq!(bits(b), (ALL << 3, 0b1_1111));
+        assert_eq!(bits(c), (ALL << 1, 1));
+        heap.purge_down_to(1);
+        assert_eq!(heap.free_resident, 1);
+        assert_eq!(bits(a), (ALL << 1, 1));
+        assert_eq!(bits(b), (ALL << 3, 0b0_1111));
+        heap.purge_down_to(0);
+        assert_eq!(bits(b), (ALL << 3, 0b0_0111));
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn of_spans_with_as_few_slots_in_use_the_one_mapped_last_is_purged_first() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        let a = new_span(&mut heap, false, 2);
+        let b = new_span(&mut heap, false, 2);
+        for span in [a, b] {
+            back(&mut heap, slot(span, 1), 1, 64, now);
+        }
+        heap.purge_down_to(1);
+        assert_eq!(
+            (bits(a), bits(b)),
+            ((ALL << 2 | 0b10, 0b11), (ALL << 2 | 0b10, 0b01))
+        );
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn each_epoch_purges_half_of_what_it_left_unneeded() {
+        let t0 = Instant::now();
+        let at = |millis| t0 + Duration::from_millis(millis);
+        let mut heap = Heap::EMPTY;
+        let p = new_span(&mut heap, false, 16);
+        // The first call starts the first epoch: 16 free resident slots, all unneeded.
+        back(&mut heap, base(p), 16, 64, t0);
+        heap.decay(at(500));
+        assert_eq!(heap.free_resident, 16, "within the epoch");
+        heap.decay(at(1000));
+        assert_eq!(heap.free_resident, 8, "one epoch: half");
+        assert_eq!(bits(p).1, 0xff);
+        // A slot taken in the next epoch: 7 never were.
+        assert_eq!(heap.take(1, false, at(1500)), Some(base(p)));
+        assert_eq!(heap.free_resident, 7);
+        // Two epochs and a half: 7 -> 3 -> 1 of them left.
+        heap.decay(at(3500));
+        assert_eq!(heap.free_resident, 1);
+        // Two whole epochs, none of it needed: 1 -> 0.
+        heap.decay(at(5500));
+        assert_eq!(heap.free_resident, 0);
+        unmap_all(&mut heap);
+    }
+
+    /// Whether the process heap's lock is free: taken and released at once. (No
+    /// other unit test calls into the process heap, but the lock may be held for a
+    /// moment: tries for a second.)
+    fn lock_is_free() -> bool {
+        for _ in 0..100 {
+            // SAFETY: the heap's mutex, valid for the program's life; released at
+            // once if taken.
+            unsafe {
+                if libc::pthread_mutex_trylock(HEAP.mutex.get()) == 0 {
+                    libc::pthread_mutex_unlock(HEAP.mutex.get());
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    /// The one unit test that calls into the process's heap. A lock left held
+    /// fails it at once rather than hanging the next call.
+    #[test]
+    fn the_heap_lock_is_released_after_each_call_and_around_a_fork() {
+        assert_eq!(with_heap(|_| 7), 7);
+        assert!(lock_is_free(), "a call left the heap locked");
+        // A thread holds the lock when the test forks: the fork waits until it is
+        // done, and neither process finds the lock held after it.
+        let locked = AtomicBool::new(false);
+        let forking = AtomicBool::new(false);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                with_heap(|_| {
+                    locked.store(true, Ordering::SeqCst);
+                    while !forking.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                    done.store(true, Ordering::SeqCst);
+                });
+            });
+            while !locked.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            forking.store(true, Ordering::SeqCst);
+            // SAFETY: the child only reads its memory, tries the lock and exits
+            // (`_exit`: no exit handlers or destructors of the parent's state run).
+            let pid = unsafe { libc::fork() };
+            if pid == 0 {
+                // SAFETY: the heap's mutex, in the child's copy of the process.
+                let free = unsafe { libc::pthread_mutex_trylock(HEAP.mutex.get()) } == 0;
+                let code = match (done.load(Ordering::SeqCst), free) {
+                    (true, true) => 0,
+                    (false, _) => 1,
+                    (true, false) => 2,
+                };
+                // SAFETY: ends the child at once.
+                unsafe { libc::_exit(code) };
+            }
+            assert!(pid > 0, "fork failed");
+            assert!(
+                done.load(Ordering::SeqCst),
+                "the fork did not wait for the thread in the heap"
+            );
+            let mut status = 0;
+            // SAFETY: waits for the child just made.
+            assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+            assert!(libc::WIFEXITED(status), "{status:#x}");
+            match libc::WEXITSTATUS(status) {
+                0 => {}
+                1 => panic!("the child was forked in the middle of a call into the heap"),
+                _ => panic!("the child found the heap locked"),
+            }
+        });
+        assert!(lock_is_free(), "a fork left the heap locked in the parent");
     }
 }

@@ -25,8 +25,11 @@
 //! to take without a page fault: an arena per query costs no fault after the first
 //! query. Those bytes are counted by [`free_page_bytes`] (in no arena's
 //! [`Stats`](crate::Stats)) and never exceed [`free_page_limit`] (64 MiB unless set
-//! with [`set_free_page_limit`]): a page returned past the bound has its memory
-//! given back to the OS at once (`MADV_DONTNEED`). The rest decays: at each call
+//! with [`set_free_page_limit`]) but for one case: a free 1 MiB slot that shares a
+//! 2 MiB huge page with a slot an arena holds is counted (the huge page makes it
+//! resident) until the heap next gives pages back, at most 1 MiB per such huge
+//! page. A page returned past the bound has its memory given back to the OS at once
+//! (`MADV_DONTNEED`). The rest decays: at each call
 //! into the heap (an arena taking or returning a large page), every epoch of
 //! [`FREE_PAGE_DECAY_EPOCH`] (1 s) that passed gives back half of the free memory that no arena
 //! took during it, so memory the load no longer needs goes back within seconds of
@@ -169,23 +172,36 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
     }
 }
 
-#[cfg(onewayalloc_page_heap)]
-use linux::{give_back as heap_give_back, take as heap_take};
-
-#[cfg(not(onewayalloc_page_heap))]
-fn heap_take(_size: usize, _huge: bool) -> Option<NonNull<u8>> {
-    None
+/// A page of `size` bytes from the heap, of huge-page spans if `huge`; `None` where
+/// there is no heap or the OS refuses the memory.
+fn heap_take(size: usize, huge: bool) -> Option<NonNull<u8>> {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::take(size, huge);
+    #[cfg(not(onewayalloc_page_heap))]
+    {
+        let _ = (size, huge);
+        None
+    }
 }
 
-#[cfg(not(onewayalloc_page_heap))]
-fn heap_give_back(_ptr: NonNull<u8>, _size: usize, _purge: bool) -> bool {
-    false
+/// Gives the page at `ptr` back to the heap if the heap handed it out (`true`);
+/// with `purge`, its memory goes back to the OS at once.
+fn heap_give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::give_back(ptr, size, purge);
+    #[cfg(not(onewayalloc_page_heap))]
+    {
+        let _ = (ptr, size, purge);
+        false
+    }
 }
 
 /// The bytes of memory the page heap holds resident for arenas created later: large
 /// pages that arenas gave back (by `trim`, by being dropped) and that no arena
 /// uses now, kept to spare the next arena its page faults. They are counted in no
-/// arena's [`Stats`](crate::Stats), and never exceed [`free_page_limit`]. Always 0
+/// arena's [`Stats`](crate::Stats), and never exceed [`free_page_limit`] but for the
+/// free 1 MiB halves of 2 MiB huge pages whose other half an arena holds (resident
+/// with it, counted until the heap next gives pages back). Always 0
 /// where the platform has no page heap (see [`OneWayAlloc::new`](crate::OneWayAlloc::new)).
 ///
 /// # Examples

@@ -17,6 +17,29 @@ pub(crate) const SPAN_SLOTS: usize = 64;
 /// Every slot of a standard span.
 pub(crate) const ALL: u64 = u64::MAX;
 
+/// Bytes before a span's first slot that hold its record: one OS page.
+pub(crate) const SPAN_HEADER: usize = 4096;
+
+/// The size and alignment of a transparent huge page on x86-64 (and aarch64 with
+/// 4 KiB base pages): a span's slots start at a multiple of it.
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
+
+/// The length of the mapping made for a span of `len` bytes of slots: the slots, the
+/// header page before them and the slack that lets them start at a multiple of
+/// [`HUGE_PAGE`]. `None` if that overflows.
+pub(crate) fn span_mapping(len: usize) -> Option<usize> {
+    len.checked_add(SPAN_HEADER + HUGE_PAGE)
+}
+
+/// The slack of a span's mapping ([`span_mapping`] bytes at `start`, a multiple of
+/// the OS page), given back once mapped: `(lead, trail)`, the bytes before the
+/// header and after the slots, so that the slots start at a multiple of
+/// [`HUGE_PAGE`] with the header just before them. `trail` is never 0.
+pub(crate) fn span_slack(start: usize) -> (usize, usize) {
+    let lead = (start + SPAN_HEADER).next_multiple_of(HUGE_PAGE) - SPAN_HEADER - start;
+    (lead, HUGE_PAGE - lead)
+}
+
 /// The slots a page of `size` bytes takes: `size / SLOT` rounded up (at least 1).
 /// `None` past what a mapping can be.
 pub(crate) fn slots_for(size: usize) -> Option<usize> {
@@ -55,7 +78,8 @@ pub(crate) fn find_run(candidates: u64, n: usize) -> Option<usize> {
 pub(crate) fn huge_page_mates(slots: u64) -> u64 {
     const EVEN: u64 = 0x5555_5555_5555_5555;
     let pairs = (slots | (slots >> 1)) & EVEN;
-    pairs | (pairs << 1)
+    // Each even bit and the odd one above it: `3 << 2k`, no carry.
+    pairs * 3
 }
 
 /// Where a page of `n` slots goes in a span, by preference: `Some((start, rank))`
@@ -115,6 +139,9 @@ pub(crate) fn runs_of(slots: u64) -> impl Iterator<Item = (usize, usize)> {
         left &= !mask(start, n);
         Some((start, n))
     })
+    // 32 runs at most (every other bit): the bound keeps a broken step from
+    // running on forever.
+    .take(SPAN_SLOTS)
 }
 
 /// The free slots the decay leaves of the `held` free resident ones when `epochs`
@@ -158,6 +185,29 @@ mod tests {
     }
 
     #[test]
+    fn a_span_mapping_leaves_room_to_align_the_slots_and_gives_back_the_rest() {
+        let len = SPAN_SLOTS * SLOT;
+        assert_eq!(span_mapping(len), Some(len + 4096 + (2 << 20)));
+        assert_eq!(
+            span_mapping(usize::MAX - SPAN_HEADER - HUGE_PAGE),
+            Some(usize::MAX)
+        );
+        assert_eq!(span_mapping(usize::MAX - SPAN_HEADER - HUGE_PAGE + 1), None);
+        let at = 0x7f12_3440_0000; // a multiple of 2 MiB
+        // The header just before a 2 MiB boundary: nothing before it to give back.
+        assert_eq!(span_slack(at - 4096), (0, 2 << 20));
+        assert_eq!(span_slack(at), ((2 << 20) - 4096, 4096));
+        assert_eq!(span_slack(at + 4096), ((2 << 20) - 8192, 8192));
+        assert_eq!(span_slack(at - 8192), (4096, (2 << 20) - 4096));
+        for start in (0..600).map(|page| at + page * 4096 + 12345 * 4096) {
+            let (lead, trail) = span_slack(start);
+            assert_eq!((start + lead + SPAN_HEADER) % HUGE_PAGE, 0, "{start:#x}");
+            assert!(lead < HUGE_PAGE && trail > 0);
+            assert_eq!(lead + SPAN_HEADER + len + trail, span_mapping(len).unwrap());
+        }
+    }
+
+    #[test]
     fn masks_cover_exactly_the_slots_named() {
         assert_eq!(mask(0, 1), 1);
         assert_eq!(mask(3, 2), 0b11000);
@@ -181,6 +231,8 @@ mod tests {
         assert_eq!(find_run(1 << 63, 1), Some(63));
         assert_eq!(find_run(ALL, 0), None);
         assert_eq!(find_run(ALL, 65), None);
+        assert_eq!(find_run(ALL, 66), None);
+        assert_eq!(find_run(ALL, usize::MAX), None);
         // Every start and length against a plain scan.
         for candidates in [
             0x00ff_00f0_0f0f_3c3cu64,
