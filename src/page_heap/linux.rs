@@ -139,13 +139,14 @@ fn with_heap<R>(f: impl FnOnce(&mut Heap) -> R) -> R {
 }
 
 /// A page of `size` bytes aligned to at most a slot, in huge-page spans if
-/// `huge`; `None` if the OS refuses the memory.
-pub(super) fn take(size: usize, huge: bool) -> Option<NonNull<u8>> {
+/// `huge`, at `near` if those slots are free (the end of the arena's previous page
+/// from the heap, or 0); `None` if the OS refuses the memory.
+pub(super) fn take(size: usize, huge: bool, near: usize) -> Option<NonNull<u8>> {
     let n = slots_for(size)?;
     if n > SPAN_SLOTS {
         return map_whole(n, huge);
     }
-    if let Some(page) = with_heap(|heap| heap.take(n, huge, Instant::now())) {
+    if let Some(page) = with_heap(|heap| heap.take(n, huge, near, Instant::now())) {
         return Some(page);
     }
     // No span has room: a new one, mapped without the lock.
@@ -226,9 +227,26 @@ impl Heap {
     /// A page of `n` slots (at most a span's) from the spans mapped, of huge-page
     /// spans if `huge`, after the decay's epochs passed by `now`; `None` if no span
     /// has room for it.
-    fn take(&mut self, n: usize, huge: bool, now: Instant) -> Option<NonNull<u8>> {
+    fn take(&mut self, n: usize, huge: bool, near: usize, now: Instant) -> Option<NonNull<u8>> {
         self.decay(now);
+        if let Some(page) = self.take_at(n, huge, near) {
+            return Some(page);
+        }
         self.take_from_spans(n, huge)
+    }
+
+    /// `n` slots from the address `near` on, if they are free and in a standard span
+    /// of the kind asked: an arena's pages follow one another, so that it fills the
+    /// huge pages of a huge-page span by itself.
+    fn take_at(&mut self, n: usize, huge: bool, near: usize) -> Option<NonNull<u8>> {
+        let span = self.span_of(near)?;
+        // SAFETY: a span of the list, under the lock, and no other reference to its
+        // record is live.
+        let record = unsafe { &mut *span.as_ptr() };
+        let start = (near - record.base.addr().get()) / SLOT;
+        let fits = !record.whole && record.huge == huge && start + n <= SPAN_SLOTS;
+        (fits && record.free & mask(start, n) == mask(start, n))
+            .then(|| self.take_slots(record, start, n))
     }
 
     /// Links `span`, just mapped, and hands out its first `n` slots.
@@ -743,19 +761,19 @@ mod tests {
         assert_eq!(heap.free_resident, 1);
         let b = new_span(&mut heap, false, 1);
         assert_eq!(
-            heap.take(1, false, t0),
+            heap.take(1, false, 0, t0),
             Some(slot(a, 5)),
             "the resident slot"
         );
         assert_eq!(heap.free_resident, 0);
         // Fresh slots in B, and in C mapped after it: C's.
         let c = new_span(&mut heap, false, 1);
-        assert_eq!(heap.take(1, false, t0), Some(slot(c, 1)));
-        assert_eq!(heap.take(2, false, t0), Some(slot(c, 2)));
+        assert_eq!(heap.take(1, false, 0, t0), Some(slot(c, 1)));
+        assert_eq!(heap.take(2, false, 0, t0), Some(slot(c, 2)));
         // No fresh slot of a plain span for huge pages; a resident one will do.
-        assert_eq!(heap.take(1, true, t0), None);
+        assert_eq!(heap.take(1, true, 0, t0), None);
         back(&mut heap, slot(b, 0), 1, 64, t0);
-        assert_eq!(heap.take(1, true, t0), Some(slot(b, 0)));
+        assert_eq!(heap.take(1, true, 0, t0), Some(slot(b, 0)));
         assert_eq!(bits(b), (ALL << 1, 1));
         assert_eq!(bits(c), (ALL << 4, 0b1111));
         unmap_all(&mut heap);
@@ -769,20 +787,60 @@ mod tests {
         let h = new_span(&mut heap, true, 1);
         assert_eq!(bits(h), (ALL << 1, 0b11));
         assert_eq!(heap.free_resident, 1);
-        assert_eq!(heap.take(1, true, now), Some(slot(h, 1)));
+        // The arena's next page, asked near the end of slot 0, takes slot 1.
+        assert_eq!(heap.take(1, true, addr(slot(h, 1)), now), Some(slot(h, 1)));
         assert_eq!((bits(h), heap.free_resident), ((ALL << 2, 0b11), 0));
-        assert_eq!(heap.take(2, true, now), Some(slot(h, 2)));
+        assert_eq!(heap.take(2, true, 0, now), Some(slot(h, 2)));
         assert_eq!((bits(h), heap.free_resident), ((ALL << 4, 0b1111), 0));
-        assert_eq!(heap.take(1, true, now), Some(slot(h, 4)));
+        assert_eq!(heap.take(1, true, 0, now), Some(slot(h, 4)));
         assert_eq!((bits(h), heap.free_resident), ((ALL << 5, 0b11_1111), 1));
         // A plain span's slots have no mates.
         let p = new_span(&mut heap, false, 1);
         assert_eq!((bits(p), heap.free_resident), ((ALL << 1, 1), 1));
-        // For plain pages, a resident slot of a huge-page span before a fresh one.
-        assert_eq!(heap.take(1, false, now), Some(slot(h, 5)));
-        assert_eq!(heap.free_resident, 0);
-        assert_eq!(heap.take(1, false, now), Some(slot(p, 1)));
-        assert_eq!((bits(p), heap.free_resident), ((ALL << 2, 0b11), 0));
+        // Slot 5, half of a huge page in use, is left to the arena that holds the
+        // other half: a plain page takes a fresh plain slot.
+        assert_eq!(heap.take(1, false, 0, now), Some(slot(p, 1)));
+        assert_eq!((bits(p), heap.free_resident), ((ALL << 2, 0b11), 1));
+        // Given back, slot 4 makes a whole resident huge page: plain pages take it.
+        back(&mut heap, slot(h, 4), 1, 64, now);
+        assert_eq!(heap.take(1, false, 0, now), Some(slot(h, 4)));
+        assert_eq!(heap.free_resident, 1);
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn two_arenas_growing_at_once_fill_huge_pages_of_their_own() {
+        let mut heap = Heap::EMPTY;
+        let now = Instant::now();
+        let h = new_span(&mut heap, true, 1); // arena A's first page: slot 0
+        // Near the end of each arena's last page (B has none yet), B first.
+        let mut near = [addr(slot(h, 1)), 0];
+        let mut taken: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..3 {
+            for arena in [1, 0] {
+                let page = heap.take(1, true, near[arena], now).unwrap();
+                near[arena] = addr(page) + SLOT;
+                taken[arena].push((addr(page) - addr(base(h))) / SLOT);
+            }
+        }
+        assert_eq!(taken, [[1, 4, 5], [2, 3, 6]]);
+        // `near` in a span of the other kind, past the span or on a slot in use: the
+        // usual choice.
+        let p = new_span(&mut heap, false, 1);
+        assert_eq!(heap.take(1, true, addr(slot(p, 1)), now), Some(slot(h, 8)));
+        assert_eq!(
+            heap.take(1, false, addr(slot(h, 10)), now),
+            Some(slot(p, 1))
+        );
+        assert_eq!(heap.take(1, true, addr(slot(h, 4)), now), Some(slot(h, 10)));
+        assert_eq!(
+            heap.take(2, true, addr(slot(h, 63)), now),
+            Some(slot(h, 12))
+        );
+        assert_eq!(
+            heap.take(1, true, addr(slot(h, 63)), now),
+            Some(slot(h, 63))
+        );
         unmap_all(&mut heap);
     }
 
@@ -792,7 +850,7 @@ mod tests {
         let mut heap = Heap::EMPTY;
         let p = new_span(&mut heap, false, 1);
         for i in 1..6 {
-            assert_eq!(heap.take(1, false, now), Some(slot(p, i)));
+            assert_eq!(heap.take(1, false, 0, now), Some(slot(p, i)));
         }
         fill(base(p), 6, 9);
         let outside = 0u8;
@@ -826,7 +884,7 @@ mod tests {
         // A page of two slots.
         back(&mut heap, base(p), 1, 64, now);
         heap.purge_down_to(0);
-        assert_eq!(heap.take(2, false, now), Some(slot(p, 0)));
+        assert_eq!(heap.take(2, false, 0, now), Some(slot(p, 0)));
         back(&mut heap, base(p), 2, 64, now);
         assert_eq!(bits(p), (ALL & !0b10_0100, 0b10_0111));
         assert_eq!(heap.free_resident, 2);
@@ -857,7 +915,7 @@ mod tests {
         let mut heap = Heap::EMPTY;
         let p = new_span(&mut heap, false, 1);
         for i in 1..4 {
-            assert_eq!(heap.take(1, false, now), Some(slot(p, i)));
+            assert_eq!(heap.take(1, false, 0, now), Some(slot(p, i)));
         }
         fill(base(p), 4, 5);
         for i in [1, 2] {
@@ -941,7 +999,7 @@ mod tests {
         assert_eq!(heap.free_resident, 8, "one epoch: half");
         assert_eq!(bits(p).1, 0xff);
         // A slot taken in the next epoch: 7 never were.
-        assert_eq!(heap.take(1, false, at(1500)), Some(base(p)));
+        assert_eq!(heap.take(1, false, 0, at(1500)), Some(base(p)));
         assert_eq!(heap.free_resident, 7);
         // Two epochs and a half: 7 -> 3 -> 1 of them left.
         heap.decay(at(3500));

@@ -97,6 +97,9 @@ pub(crate) struct PageSource<A> {
     from_heap: Cell<usize>,
     /// Whether pages returned to the heap give their memory back to the OS at once.
     purge: Cell<bool>,
+    /// The end of the last page the arena took from the heap: its next page is
+    /// asked for there, so that the arena's pages follow one another.
+    next_near: Cell<usize>,
 }
 
 impl<A: Allocator> PageSource<A> {
@@ -108,6 +111,7 @@ impl<A: Allocator> PageSource<A> {
             heap: heap && cfg!(onewayalloc_page_heap),
             from_heap: Cell::new(0),
             purge: Cell::new(false),
+            next_near: Cell::new(0),
         }
     }
 
@@ -131,9 +135,13 @@ impl<A: Allocator> PageSource<A> {
         filled: usize,
     ) -> Result<NonNull<[u8]>, AllocError> {
         if self.heap && layout.size() >= OS_PAGE_MIN && layout.align() <= slots::SLOT {
-            if let Some(page) = heap_take(layout.size(), filled >= HUGE_PAGES_AFTER) {
-                // Bytes held by one arena fit the address space: no overflow.
+            let huge = filled >= HUGE_PAGES_AFTER;
+            if let Some(page) = heap_take(layout.size(), huge, self.next_near.get()) {
+                // Bytes held by one arena fit the address space: no overflow. The
+                // page's slots end within its mapping (`slots_for` bounds the size).
                 self.from_heap.set(self.from_heap.get() + layout.size());
+                let slots = layout.size().div_ceil(slots::SLOT) * slots::SLOT;
+                self.next_near.set(page.addr().get() + slots);
                 return Ok(NonNull::slice_from_raw_parts(page, layout.size()));
             }
         }
@@ -172,14 +180,15 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
     }
 }
 
-/// A page of `size` bytes from the heap, of huge-page spans if `huge`; `None` where
-/// there is no heap or the OS refuses the memory.
-fn heap_take(size: usize, huge: bool) -> Option<NonNull<u8>> {
+/// A page of `size` bytes from the heap, of huge-page spans if `huge`, right at
+/// `near` if the heap can (the end of the arena's previous page from the heap, or
+/// 0); `None` where there is no heap or the OS refuses the memory.
+fn heap_take(size: usize, huge: bool, near: usize) -> Option<NonNull<u8>> {
     #[cfg(onewayalloc_page_heap)]
-    return linux::take(size, huge);
+    return linux::take(size, huge, near);
     #[cfg(not(onewayalloc_page_heap))]
     {
-        let _ = (size, huge);
+        let _ = (size, huge, near);
         None
     }
 }

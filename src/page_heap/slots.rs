@@ -82,6 +82,14 @@ pub(crate) fn huge_page_mates(slots: u64) -> u64 {
     pairs * 3
 }
 
+/// The free slots of a huge-page span whose huge page (2 MiB: slots `2k` and
+/// `2k + 1`) is entirely free, so that no arena uses the other half.
+pub(crate) fn whole_free_pairs(free: u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    let pairs = free & (free >> 1) & EVEN;
+    pairs * 3
+}
+
 /// Where a page of `n` slots goes in a span, by preference: `Some((start, rank))`
 /// with the lower rank the better choice, or `None` if the span has no room
 /// (or only room the request should not take).
@@ -89,11 +97,17 @@ pub(crate) fn huge_page_mates(slots: u64) -> u64 {
 /// - rank 0: slots already resident in a span of the kind asked (no page fault,
 ///   the pages the kind promises);
 /// - rank 1: slots already resident in a span of the other kind (no page fault);
-/// - rank 2: fresh slots in a span of the kind asked.
+/// - rank 2: fresh slots in a span of the kind asked;
+/// - rank 3: in a huge-page span, slots that share their huge page with a slot an
+///   arena holds.
 ///
-/// Fresh slots of a huge-page span are not given to a request for plain pages
-/// (touching one byte would fault a whole 2 MiB page), and fresh slots of a plain
-/// span not to a request for huge pages (it would get no huge page).
+/// In a huge-page span, ranks 0 to 2 take only slots whose huge page is entirely
+/// free: an arena's next page then takes the other half (the heap looks there
+/// first), so two arenas growing at once each fill huge pages of their own instead
+/// of sharing every huge page (which halves each thread's TLB reach). Fresh slots of
+/// a huge-page span are not given to a request for plain pages (touching one byte
+/// would fault a whole 2 MiB page), and fresh slots of a plain span not to a request
+/// for huge pages (it would get no huge page).
 pub(crate) fn choose(
     free: u64,
     dirty: u64,
@@ -101,13 +115,21 @@ pub(crate) fn choose(
     span_huge: bool,
     want_huge: bool,
 ) -> Option<(usize, u8)> {
-    if let Some(start) = find_run(free & dirty, n) {
+    let whole = if span_huge {
+        whole_free_pairs(free)
+    } else {
+        free
+    };
+    if let Some(start) = find_run(whole & dirty, n) {
         return Some((start, if span_huge == want_huge { 0 } else { 1 }));
     }
-    if span_huge == want_huge {
-        return find_run(free, n).map(|start| (start, 2));
+    if span_huge != want_huge {
+        return None;
     }
-    None
+    if let Some(start) = find_run(whole, n) {
+        return Some((start, 2));
+    }
+    find_run(free, n).map(|start| (start, 3))
 }
 
 /// The slots of `candidates` to purge so that at most `keep` of the `held` free
@@ -255,6 +277,40 @@ mod tests {
         assert_eq!(huge_page_mates(0b0110), 0b1111);
         assert_eq!(huge_page_mates(1 << 63), 0b11 << 62);
         assert_eq!(huge_page_mates(ALL), ALL);
+    }
+
+    #[test]
+    fn whole_free_pairs_are_the_huge_pages_no_arena_uses() {
+        assert_eq!(whole_free_pairs(0), 0);
+        assert_eq!(whole_free_pairs(0b01), 0);
+        assert_eq!(whole_free_pairs(0b10), 0);
+        assert_eq!(whole_free_pairs(0b11), 0b11);
+        assert_eq!(whole_free_pairs(0b0110), 0);
+        assert_eq!(whole_free_pairs(0b1110), 0b1100);
+        assert_eq!(whole_free_pairs(ALL), ALL);
+        assert_eq!(whole_free_pairs(ALL << 1), ALL << 2);
+        assert_eq!(whole_free_pairs(0b11 << 62), 0b11 << 62);
+    }
+
+    #[test]
+    fn in_huge_page_spans_whole_free_huge_pages_come_before_halves() {
+        // Slot 0 in use: slot 1 (resident through its mate) is the last choice.
+        let free = ALL << 1;
+        let dirty = 0b11;
+        assert_eq!(choose(free, dirty, 1, true, true), Some((2, 2)));
+        assert_eq!(choose(free, dirty, 1, true, false), None);
+        // Only the half left: taken last.
+        assert_eq!(choose(0b10, 0b11, 1, true, true), Some((1, 3)));
+        assert_eq!(choose(0b10, 0b11, 1, true, false), None);
+        // A whole resident pair: rank 0 (or 1 for the other kind).
+        assert_eq!(choose(0b1110, 0b1111, 1, true, true), Some((2, 0)));
+        assert_eq!(choose(0b1110, 0b1111, 1, true, false), Some((2, 1)));
+        // Two slots: a whole pair, not the half and the next pair's first slot.
+        assert_eq!(choose(0b1_1110, 0, 2, true, true), Some((2, 2)));
+        assert_eq!(choose(0b0_0110, 0, 2, true, true), Some((1, 3)));
+        // Plain spans have no pairs.
+        assert_eq!(choose(0b10, 0, 1, false, false), Some((1, 2)));
+        assert_eq!(choose(0b10, 0b10, 1, false, false), Some((1, 0)));
     }
 
     #[test]
