@@ -423,6 +423,8 @@ impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Box<'x, T> {
         arena: &'a OneWayAlloc,
     ) -> Result<Self, D::Error> {
         let result = T::deserialize_in(deserializer, arena);
+        // Not `?`: the value stays in `result` (see above).
+        #[allow(clippy::question_mark)]
         let value: &T = match result {
             Ok(ref value) => value,
             Err(error) => return Err(error),
