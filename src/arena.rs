@@ -266,15 +266,6 @@ impl<A: Allocator> OneWayAlloc<A> {
         self.core.backing()
     }
 
-    /// Makes the pages this arena returns from now on (by `trim`, by its drop)
-    /// give their memory back to the system at once, instead of being kept by the
-    /// page heap for later arenas: a pool's `clear`. Nothing in the sanitizer mode.
-    #[cfg(feature = "std")]
-    pub(crate) fn purge_pages_on_return(&self) {
-        #[cfg(not(onewayalloc_separate_blocks))]
-        self.core.page_source().purge_on_return();
-    }
-
     /// The bytes of the pages this arena holds from the process's page heap (see
     /// [`OneWayAlloc::new`]), which its backing allocator does not see: for the C
     /// API's count of the memory its arenas hold.

@@ -698,13 +698,10 @@ impl Pool {
             state.idle_bytes = 0;
             core::mem::take(&mut state.idle)
         };
-        // Outside the lock; their pages give their memory back to the system
-        // instead of staying in the page heap.
-        for arena in &idle {
-            arena.purge_pages_on_return();
-        }
+        // Outside the lock; their large pages go to the page heap, which gives them
+        // back to the system right below.
         drop(idle);
-        // The pages of the arenas dropped or trimmed before, still in the heap.
+        // With those of arenas the pool dropped or trimmed before, still in the heap.
         crate::release_free_pages();
     }
 

@@ -94,6 +94,8 @@ fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keep
     the_heap_maps_the_address_space_of_its_spans_and_no_more();
     a_cleared_pool_gives_the_pages_of_its_arenas_back_to_the_system();
     a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped();
+    an_arenas_pages_follow_one_another_while_another_arena_grows();
+    a_quiet_process_decays_what_the_heap_keeps();
     release_free_pages();
     assert_eq!(free_page_bytes(), 0);
     assert_eq!(mapped_spans(), (0, 0), "spans mapped with nothing in use");
@@ -357,4 +359,47 @@ fn a_cleared_pool_gives_the_pages_of_its_arenas_back_to_the_system() {
         "pages of a cleared pool kept resident"
     );
     assert_eq!(mapped_spans(), (0, 0));
+}
+
+/// One block that takes a 1 MiB page of its own, written to: its address.
+fn one_page(arena: &OneWayAlloc) -> usize {
+    let block = arena.alloc_bytes(MIB - PAGE_HEADER_SIZE);
+    block[0] = MaybeUninit::new(1);
+    block.as_ptr().addr()
+}
+
+fn an_arenas_pages_follow_one_another_while_another_arena_grows() {
+    release_free_pages();
+    let (a, b) = (OneWayAlloc::new(), OneWayAlloc::new());
+    // Past 2 MiB filled: their next large pages come from a huge-page span.
+    big_blocks(&a, 2);
+    big_blocks(&b, 2);
+    let mut pages = [Vec::new(), Vec::new()];
+    for _ in 0..3 {
+        pages[0].push(one_page(&a));
+        pages[1].push(one_page(&b));
+    }
+    // Each arena's pages are consecutive: the two fill huge pages of their own.
+    for arena in &pages {
+        assert_eq!(arena[1] - arena[0], MIB, "{pages:x?}");
+        assert_eq!(arena[0] % (2 * MIB), PAGE_HEADER_SIZE, "{pages:x?}");
+    }
+    drop((a, b));
+}
+
+fn a_quiet_process_decays_what_the_heap_keeps() {
+    release_free_pages();
+    let arena = OneWayAlloc::new();
+    big_blocks(&arena, 8);
+    drop(arena);
+    let kept = free_page_bytes();
+    assert!(kept >= 8 * MIB, "{kept}");
+    // Two epochs and more with no call: a timer's call gives at least half back.
+    std::thread::sleep(onewayalloc::FREE_PAGE_DECAY_EPOCH * 5 / 2);
+    onewayalloc::decay_free_pages();
+    assert!(
+        free_page_bytes() <= kept / 2,
+        "{} of {kept}",
+        free_page_bytes()
+    );
 }

@@ -243,7 +243,8 @@ impl Heap {
         // SAFETY: a span of the list, under the lock, and no other reference to its
         // record is live.
         let record = unsafe { &mut *span.as_ptr() };
-        let start = (near - record.base.addr().get()) / SLOT;
+        // `near` is the end of the arena's previous page: the next slot boundary.
+        let start = (near - record.base.addr().get()).div_ceil(SLOT);
         let fits = !record.whole && record.huge == huge && start + n <= SPAN_SLOTS;
         (fits && record.free & mask(start, n) == mask(start, n))
             .then(|| self.take_slots(record, start, n))

@@ -95,10 +95,8 @@ pub(crate) struct PageSource<A> {
     heap: bool,
     /// Bytes of the pages the arena holds from the heap.
     from_heap: Cell<usize>,
-    /// Whether pages returned to the heap give their memory back to the OS at once.
-    purge: Cell<bool>,
     /// The end of the last page the arena took from the heap: its next page is
-    /// asked for there, so that the arena's pages follow one another.
+    /// asked for at the next slot, so that the arena's pages follow one another.
     next_near: Cell<usize>,
 }
 
@@ -110,15 +108,8 @@ impl<A: Allocator> PageSource<A> {
             backing,
             heap: heap && cfg!(onewayalloc_page_heap),
             from_heap: Cell::new(0),
-            purge: Cell::new(false),
             next_near: Cell::new(0),
         }
-    }
-
-    /// Says that the pages returned from now on should give their memory back to
-    /// the OS at once instead of being kept for later arenas (a pool's `clear`).
-    pub(crate) fn purge_on_return(&self) {
-        self.purge.set(true);
     }
 
     /// Bytes of the pages the arena holds from the page heap.
@@ -140,8 +131,7 @@ impl<A: Allocator> PageSource<A> {
                 // Bytes held by one arena fit the address space: no overflow. The
                 // page's slots end within its mapping (`slots_for` bounds the size).
                 self.from_heap.set(self.from_heap.get() + layout.size());
-                let slots = layout.size().div_ceil(slots::SLOT) * slots::SLOT;
-                self.next_near.set(page.addr().get() + slots);
+                self.next_near.set(page.addr().get() + layout.size());
                 return Ok(NonNull::slice_from_raw_parts(page, layout.size()));
             }
         }
@@ -168,7 +158,7 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
         let held = self.from_heap.get();
         if held >= layout.size()
             && layout.size() >= OS_PAGE_MIN
-            && heap_give_back(ptr, layout.size(), self.purge.get())
+            && heap_give_back(ptr, layout.size(), false)
         {
             // The page was counted when obtained: no underflow.
             self.from_heap.set(held - layout.size());
