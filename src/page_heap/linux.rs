@@ -842,6 +842,16 @@ mod tests {
             heap.take(1, true, addr(slot(h, 63)), now),
             Some(slot(h, 63))
         );
+        // Two slots right at `near`, though whole free huge pages come lower; `near`
+        // inside a slot means the slot after it.
+        assert_eq!(
+            heap.take(2, true, addr(slot(h, 40)), now),
+            Some(slot(h, 40))
+        );
+        assert_eq!(
+            heap.take(1, true, addr(slot(h, 41)) + 1, now),
+            Some(slot(h, 42))
+        );
         unmap_all(&mut heap);
     }
 
