@@ -256,8 +256,14 @@ pub fn set_free_page_limit(bytes: usize) {
     #[cfg(onewayalloc_page_heap)]
     linux::set_limit(bytes);
     #[cfg(not(onewayalloc_page_heap))]
-    let _ = bytes;
+    LIMIT_WITHOUT_HEAP.store(bytes, core::sync::atomic::Ordering::Relaxed);
 }
+
+/// The setting of [`set_free_page_limit`] where there is no page heap (it bounds
+/// nothing there, and reads back as set).
+#[cfg(not(onewayalloc_page_heap))]
+static LIMIT_WITHOUT_HEAP: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(DEFAULT_FREE_PAGE_LIMIT);
 
 /// Runs the page heap's decay now: every [`FREE_PAGE_DECAY_EPOCH`] that passed since
 /// the last call into the heap gives back half of the free memory no arena took
@@ -290,7 +296,7 @@ pub fn free_page_limit() -> usize {
     #[cfg(onewayalloc_page_heap)]
     return linux::limit();
     #[cfg(not(onewayalloc_page_heap))]
-    DEFAULT_FREE_PAGE_LIMIT
+    LIMIT_WITHOUT_HEAP.load(core::sync::atomic::Ordering::Relaxed)
 }
 
 /// The spans the page heap has mapped now: their number and bytes (slots only).
