@@ -215,7 +215,7 @@ mod tests {
             Some(usize::MAX)
         );
         assert_eq!(span_mapping(usize::MAX - SPAN_HEADER - HUGE_PAGE + 1), None);
-        let at = 0x7f12_3440_0000; // a multiple of 2 MiB
+        let at = 0x3440_0000; // a multiple of 2 MiB (and fits 32 bits)
         // The header just before a 2 MiB boundary: nothing before it to give back.
         assert_eq!(span_slack(at - 4096), (0, 2 << 20));
         assert_eq!(span_slack(at), ((2 << 20) - 4096, 4096));
