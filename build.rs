@@ -21,7 +21,7 @@ fn main() {
     if asan || feature {
         println!("cargo::rustc-cfg=onewayalloc_separate_blocks");
     }
-    // The page heap of `OneWayAlloc::new()` (src/page_heap/): 64-bit Linux with std,
+    // The page heap of `OneWayAlloc::new()` (src/engine/page_heap/): 64-bit Linux with std,
     // in the page mode, outside Miri (which cannot run mmap).
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let page_heap = !(asan || feature)

@@ -15,10 +15,10 @@
 #   ci               the small fixed set .ci/run runs: the allocation fast path,
 #                    rollback and in-place growth, with the tests that cover them;
 #                    then every mutant of the page heap (the run page-heap)
-#   page-heap        every mutant of src/page_heap/, with the heap's tests
+#   page-heap        every mutant of src/engine/page_heap/, with the heap's tests
 #
 # ARGS go to cargo mutants, e.g. `--shard 2/4` (split a run across machines or
-# sessions), `--file src/bump.rs`, `--re 'BumpCore<A>::bump'`, `--list`,
+# sessions), `--file src/engine/bump.rs`, `--re 'BumpCore<A>::bump'`, `--list`,
 # `--iterate` (skip what an earlier run of the same mode caught).
 #
 # The tests: the unit and integration tests (`cargo test --tests`), without the
@@ -55,7 +55,7 @@ MUTANTS_VERSION=27.1.0
 # separate-blocks run examines only them. Every other file of src/ is compiled in
 # the default build and mutated there (code shared by both modes is caught if
 # either mode's tests catch it; the default run is the one that tests it).
-SEPARATE_ONLY=(src/separate.rs)
+SEPARATE_ONLY=(src/engine/separate.rs)
 # Files of both builds with code for one mode only (a `cfg` naming
 # `onewayalloc_separate_blocks`, or its `not`): both runs examine them (found by
 # their `cfg`, so new ones join by themselves).
@@ -66,7 +66,7 @@ FEATURES=serde,allocator-api2-04
 # The CI set: the fast path of every allocation, its arithmetic, and rollback and
 # in-place growth of the most recent block, named by function so it does not
 # shift as the code around it changes; with the tests that state their rules.
-CI_FILES=(src/bump.rs src/arith.rs)
+CI_FILES=(src/engine/bump.rs src/engine/arith.rs)
 CI_RE='BumpCore<A>::(alloc|bump|dealloc|grow_inline|last_block)\b|in (align_up_in_page|bump_offset|bump_padding|ends_at)\b'
 # Given to every cargo call of the run (`--cargo-arg`), the build too: each mutant
 # then builds the library and these two test binaries only, not the ~30 targets of
@@ -75,10 +75,10 @@ CI_TESTS=(--cargo-arg=--lib --cargo-arg=--test=typed_values)
 # Mutants that return a made-up `NonNull` (`NonNull::new(0)`, `NonNull::from(1)`, ...)
 # never compile: the CI runs leave them out rather than spend a build on each.
 CI_UNVIABLE='with ((Some|Ok)\()?NonNull::'
-# The page heap (src/page_heap/, the source of every arena's large pages): every
+# The page heap (src/engine/page_heap/, the source of every arena's large pages): every
 # mutant of its files, with the tests that state its rules, its unit tests and the
 # two test binaries that drive the process's heap.
-PAGE_HEAP_FILES=(src/page_heap/mod.rs src/page_heap/slots.rs src/page_heap/linux.rs)
+PAGE_HEAP_FILES=(src/engine/page_heap/mod.rs src/engine/page_heap/slots.rs src/engine/page_heap/linux.rs)
 PAGE_HEAP_TESTS=(--cargo-arg=--lib --cargo-arg=--test=page_heap --cargo-arg=--test=page_heap_threads)
 
 export CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}"

@@ -17,8 +17,8 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
-use crate::arith::{Known, dangling};
-use crate::failure::Failure;
+use crate::engine::arith::{Known, dangling};
+use crate::engine::failure::Failure;
 
 impl<A: Allocator> OneWayAlloc<A> {
     /// `Allocator::allocate`: bumps. A zero-sized layout gets an aligned pointer and

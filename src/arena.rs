@@ -16,8 +16,8 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 use crate::Core;
-use crate::arith::{Known, PAGE_ALIGN};
-use crate::failure::{Failure, infallible};
+use crate::engine::arith::{Known, PAGE_ALIGN};
+use crate::engine::failure::{Failure, infallible};
 use crate::owned::DropList;
 
 /// A single-threaded arena: Netdata's One Way Allocator.

@@ -18,7 +18,7 @@ use core::ptr::NonNull;
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
-use crate::arith::PAGE_ALIGN;
+use crate::engine::arith::PAGE_ALIGN;
 
 /// Why a by-address call was refused (see [`OneWayAlloc::grow_by_address`]).
 #[doc(hidden)]

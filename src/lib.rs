@@ -159,27 +159,17 @@ extern crate std;
 
 mod allocator_impl;
 mod arena;
-// In sanitizer mode the page arithmetic serves only the bad-input checks.
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-mod arith;
 // Freeing and growing by address alone, for the C API in capi/ (hidden).
-#[cfg(not(onewayalloc_separate_blocks))]
-mod bump;
 mod by_address;
 pub mod collections;
-mod failure;
+mod engine;
 pub mod guide;
 mod owned;
-#[cfg_attr(onewayalloc_separate_blocks, allow(dead_code))]
-mod page;
-mod page_heap;
 #[cfg(feature = "std")]
 mod pool;
 mod scope;
 #[cfg(feature = "std")]
 mod scratch;
-#[cfg(onewayalloc_separate_blocks)]
-mod separate;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod slices;
@@ -187,17 +177,7 @@ mod stats;
 #[cfg(feature = "std")]
 mod sync_arena;
 
-/// The allocation state behind every arena: pages and a bump cursor, or in
-/// sanitizer mode a block of the backing allocator for every allocation.
-#[cfg(not(onewayalloc_separate_blocks))]
-type Core<A> = bump::BumpCore<A>;
-#[cfg(onewayalloc_separate_blocks)]
-type Core<A> = separate::SeparateBlocks<A>;
-/// A saved position of the [`Core`], for scopes.
-#[cfg(not(onewayalloc_separate_blocks))]
-type Checkpoint = bump::Checkpoint;
-#[cfg(onewayalloc_separate_blocks)]
-type Checkpoint = separate::Checkpoint;
+use engine::{Checkpoint, Core, arith, page_heap};
 
 /// Bytes at the start of every page that hold its bookkeeping (a multiple of 16).
 /// A page of `size` bytes offers `size - PAGE_HEADER_SIZE` bytes of payload.

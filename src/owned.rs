@@ -28,8 +28,8 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
-use crate::arith::Known;
-use crate::failure::{Failure, infallible};
+use crate::engine::arith::Known;
+use crate::engine::failure::{Failure, infallible};
 
 /// The record in front of every value the arena drops.
 #[repr(C)]

@@ -23,8 +23,8 @@ use core::ptr::{self, NonNull};
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
-use crate::arith::Known;
-use crate::failure::{Failure, infallible};
+use crate::engine::arith::Known;
+use crate::engine::failure::{Failure, infallible};
 
 impl<A: Allocator> OneWayAlloc<A> {
     // ----- Slices filled element by element ----------------------------------------

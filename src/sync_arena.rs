@@ -33,7 +33,7 @@ use std::thread::{self, ThreadId};
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 use crate::OneWayAlloc;
-use crate::failure::{Failure, infallible};
+use crate::engine::failure::{Failure, infallible};
 use crate::stats::Stats;
 
 /// One serial arena: a whole single-threaded arena whose pages come from the outer
@@ -905,7 +905,7 @@ unsafe fn move_foreign<A: Allocator, E: Failure>(
 ) -> Result<NonNull<[u8]>, E> {
     let moved = serial
         .core()
-        .alloc::<E>(new, crate::arith::Known::NOTHING)?;
+        .alloc::<E>(new, crate::engine::arith::Known::NOTHING)?;
     // SAFETY: `moved` is a fresh block of `new.size()` bytes; `ptr` is live for
     // `old.size()` bytes (the caller's guarantee); a fresh block never overlaps a
     // live one.
@@ -1009,7 +1009,7 @@ macro_rules! impl_allocator {
                 if foreign(serial, ptr, old_layout) {
                     if new_layout.size() == 0 {
                         return Ok(NonNull::slice_from_raw_parts(
-                            crate::arith::dangling(new_layout.align()),
+                            crate::engine::arith::dangling(new_layout.align()),
                             0,
                         ));
                     }

@@ -1,4 +1,4 @@
-//! The page heap of `OneWayAlloc::new()` on 64-bit Linux (src/page_heap/): large
+//! The page heap of `OneWayAlloc::new()` on 64-bit Linux (src/engine/page_heap/): large
 //! pages come from spans that every arena shares, pages given back stay resident for
 //! the next arena within a bound that `free_page_bytes()` reports, and
 //! `release_free_pages()` gives them to the system. Checked through the block

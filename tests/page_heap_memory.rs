@@ -1,5 +1,5 @@
 //! The memory a whole program holds with `OneWayAlloc::new()` (its large pages from
-//! the process's page heap, src/page_heap/) against the same program with
+//! the process's page heap, src/engine/page_heap/) against the same program with
 //! `OneWayAlloc::new_in(Global)` (every page from malloc): the rows of issue 30.
 //!
 //! Each test runs its scenario twice, in fresh child processes (this binary again,

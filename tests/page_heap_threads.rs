@@ -1,5 +1,5 @@
 //! Threads that create, fill and drop arenas at once share the process's page heap
-//! (src/page_heap/): every arena gets memory of its own, and what they give back is
+//! (src/engine/page_heap/): every arena gets memory of its own, and what they give back is
 //! counted and bounded. Run under ThreadSanitizer by `.ci/run`.
 #![cfg(all(target_os = "linux", target_pointer_width = "64", not(miri)))]
 

@@ -1,5 +1,5 @@
-//! A second implementation of SPEC §1's page policy, as `src/bump.rs` and
-//! `src/page.rs` implement it, written for clarity: a list of pages with a current
+//! A second implementation of SPEC §1's page policy, as `src/engine/bump.rs` and
+//! `src/engine/page.rs` implement it, written for clarity: a list of pages with a current
 //! one, and the live blocks.
 //!
 //! It replays the journal: for every call it predicts the exact outcome (the block's
@@ -43,7 +43,7 @@ use allocator_api2::alloc::Allocator;
 const KIB: usize = 1024;
 
 /// Every page is aligned to at least this, and its size is a multiple of it
-/// (`MIN_PAGE_ALIGN` in src/arith.rs); under Miri, larger alignments go only into
+/// (`MIN_PAGE_ALIGN` in src/engine/arith.rs); under Miri, larger alignments go only into
 /// pages aligned that much.
 const MIN_PAGE_ALIGN: usize = 4096;
 

@@ -19,7 +19,7 @@ pub(crate) const PAGE_ALIGN: usize = 16;
 /// has its alignment follow from its offset in its page alone, never from where the
 /// page happens to lie, which is what Miri's `-Zmiri-symbolic-alignment-check`
 /// verifies. Under Miri, larger alignments are placed only in pages aligned at
-/// least as much (see [`Page::can_place`](crate::page::Page::can_place)); a native
+/// least as much (see [`Page::can_place`](crate::engine::page::Page::can_place)); a native
 /// build places them wherever the address works out.
 pub(crate) const MIN_PAGE_ALIGN: usize = 4096;
 
@@ -63,7 +63,8 @@ pub(crate) const MAX_PAGE_TARGET: usize = 1024 * 1024;
 
 /// Bytes reserved at the start of every page for its header, rounded up to
 /// [`PAGE_ALIGN`] so that the payload of every page starts 16-byte aligned.
-pub(crate) const HEADER_SIZE: usize = crate::page::HEADER_BYTES.next_multiple_of(PAGE_ALIGN);
+pub(crate) const HEADER_SIZE: usize =
+    crate::engine::page::HEADER_BYTES.next_multiple_of(PAGE_ALIGN);
 
 /// Target size (header included) of the `nth` page the arena obtains, counting from 0
 /// and counting every page, the first included: 64, 128, 256, 512, 1024 KiB, then

@@ -26,8 +26,8 @@ use core::ptr::NonNull;
 use allocator_api2::alloc::Allocator;
 use hashbrown::HashMap;
 
-use crate::arith::{self, Known, Limit, dangling};
-use crate::failure::Failure;
+use crate::engine::arith::{self, Known, Limit, dangling};
+use crate::engine::failure::Failure;
 use crate::stats::{PageInfo, Stats};
 
 /// The first block number a rollback releases (see [`SeparateBlocks::restore`]).

@@ -24,7 +24,7 @@ use core::ptr::NonNull;
 
 use allocator_api2::alloc::Allocator;
 
-use crate::arith::{self, HEADER_SIZE};
+use crate::engine::arith::{self, HEADER_SIZE};
 
 /// Bookkeeping at the start of every page.
 ///

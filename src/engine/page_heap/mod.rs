@@ -72,7 +72,7 @@ mod linux;
 /// Pages of at least this size come from the page heap when the source has it on:
 /// the arena's largest page target (SPEC §1.2), so the first pages (64 to 512 KiB)
 /// of every arena stay with the global allocator.
-pub(crate) const OS_PAGE_MIN: usize = crate::arith::MAX_PAGE_TARGET;
+pub(crate) const OS_PAGE_MIN: usize = crate::engine::arith::MAX_PAGE_TARGET;
 
 /// Bytes an arena has filled (or asked for with a size hint) before its large pages
 /// come from huge-page spans: 2 MiB.

@@ -18,10 +18,10 @@ use core::ptr::{self, NonNull};
 
 use allocator_api2::alloc::Allocator;
 
-use crate::arith::{self, Known, Limit, dangling};
-use crate::failure::Failure;
-use crate::page::{Choice, Page};
-use crate::page_heap::PageSource;
+use crate::engine::arith::{self, Known, Limit, dangling};
+use crate::engine::failure::Failure;
+use crate::engine::page::{Choice, Page};
+use crate::engine::page_heap::PageSource;
 use crate::stats::{PageInfo, Stats};
 
 /// The allocation state of one arena. Its owner, the arena, releases the pages
@@ -29,7 +29,7 @@ use crate::stats::{PageInfo, Stats};
 ///
 /// Invariants:
 /// - the page list starting at `first` holds every page the arena owns, each obtained
-///   from `backing`, in the order described in [`crate::page`];
+///   from `backing`, in the order described in [`crate::engine::page`];
 /// - `current` is in that list; `cursor` points into it, at or after its payload
 ///   start and at or before its end, and carries its provenance; `end` is the
 ///   current page's end address;
@@ -52,7 +52,7 @@ pub(crate) struct BumpCore<A: Allocator> {
     /// The most `capacity` may reach.
     limit: Limit,
     /// The backing allocator, and the page heap beside it for the arenas of
-    /// `OneWayAlloc::new()` (see [`crate::page_heap`]).
+    /// `OneWayAlloc::new()` (see [`crate::engine::page_heap`]).
     backing: PageSource<A>,
 }
 
@@ -66,7 +66,7 @@ pub(crate) struct Checkpoint {
 
 impl<A: Allocator> BumpCore<A> {
     /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`,
-    /// or with `os_pages` from the page source of [`crate::page_heap`] (`backing` for
+    /// or with `os_pages` from the page source of [`crate::engine::page_heap`] (`backing` for
     /// the small pages, the OS for the large ones, where the platform allows).
     pub(crate) fn new<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
         let layout =
