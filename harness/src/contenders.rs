@@ -8,9 +8,9 @@
 //! [`Agreement`] checks that every contender computed the same results. A new
 //! contender is a variant here, its name, and its `Arena` impl.
 
-use onewayalloc::{OneWayAlloc, SyncOneWayAlloc};
 use onewayalloc::allocator_api2::alloc::{Allocator, Global};
 use onewayalloc::allocator_api2::boxed::Box;
+use onewayalloc::{OneWayAlloc, SyncOneWayAlloc};
 
 pub use crate::compat::{BumpScopeApi2 as ScopeRef, Mi as MiAlloc};
 use crate::linear::LinearBuffer;

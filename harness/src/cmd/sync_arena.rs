@@ -21,8 +21,10 @@
 //! - `rayon, 100k Vecs`: 100,000 small vectors (4 to 19 `u32`) built by
 //!   `par_iter().map(..)` on a pool of two threads and collected on the calling
 //!   thread without a copy: `Vec<u32, &SyncOneWayAlloc>` (`with_capacity_in`, then
-//!   `extend`) and `Vec<u32, &SyncBlinkAlloc>`; bumpalo-herd and bump-local return
-//!   arena slices (`alloc_slice_fill_iter`), their vectors not being `Send`.
+//!   `extend`) and `Vec<u32, &SyncBlinkAlloc>`; bump-local builds bumpalo's
+//!   `collections::Vec` the same way and hands it back as its arena slice
+//!   (`into_bump_slice`), the vector not being `Send`; bumpalo-herd, whose `Bump`
+//!   is lent for the closure only, returns arena slices (`alloc_slice_fill_iter`).
 //!   `LocalBlinkAlloc` and `Mutex<Bump>` cannot hand a block out of the closure
 //!   without `unsafe`, so they sit out the rayon rows;
 //! - `rayon, 100k slices`: the same with arena slices (`alloc_slice_fill_iter`) for
@@ -499,6 +501,25 @@ fn rayon_bump_local(bump: &bump_local::Bump, pool: &rayon::ThreadPool, vectors: 
     sum_all(&out)
 }
 
+/// bump-local's own vector: bumpalo's `collections::Vec` in the thread's `Bump`,
+/// handed back as its arena slice (`into_bump_slice`), the vector not being `Send`.
+fn rayon_bump_local_vecs(bump: &bump_local::Bump, pool: &rayon::ThreadPool, vectors: usize) -> u64 {
+    let out: Vec<&[u32]> = pool.install(|| {
+        (0..vectors as u32)
+            .into_par_iter()
+            .map_init(
+                || bump.local().as_inner(),
+                |local, i| {
+                    let mut v = bumpalo::collections::Vec::with_capacity_in(vector_len(i), *local);
+                    v.extend(vector_items(i));
+                    v.into_bump_slice()
+                },
+            )
+            .collect()
+    });
+    sum_all(&out)
+}
+
 fn threaded<S: Shared + Sync + 'static>(
     rayon: Option<RayonRow<S>>,
     rayon_slices: Option<RayonRow<S>>,
@@ -519,7 +540,7 @@ fn contenders() -> Vec<Box<dyn Runner>> {
         threaded::<blink_alloc::SyncBlinkAlloc>(Some(rayon_sync_blink), None),
         threaded::<LocalBlink>(None, None),
         threaded::<bumpalo_herd::Herd>(Some(rayon_herd), Some(rayon_herd)),
-        threaded::<bump_local::Bump>(Some(rayon_bump_local), Some(rayon_bump_local)),
+        threaded::<bump_local::Bump>(Some(rayon_bump_local_vecs), Some(rayon_bump_local)),
         threaded::<MutexBump>(None, None),
     ]
 }

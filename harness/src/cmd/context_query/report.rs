@@ -238,7 +238,10 @@ mod tests {
     fn onewayalloc_is_marked_and_only_arenas_are_compared_with_arenas() {
         assert_eq!(row_name("onewayalloc", Kind::Owa), "onewayalloc *");
         assert_eq!(row_name("bumpalo (reset)", Kind::Arena), "bumpalo (reset)");
-        assert_eq!(row_name("SyncOneWayAlloc", Kind::SyncOwa), "SyncOneWayAlloc *");
+        assert_eq!(
+            row_name("SyncOneWayAlloc", Kind::SyncOwa),
+            "SyncOneWayAlloc *"
+        );
         assert_eq!(vs_best_cell(Kind::SyncOwa, Some(0.9)), "");
         assert_eq!(vs_best_cell(Kind::Heap, Some(0.5)), "");
         assert_eq!(vs_best_cell(Kind::Linear, Some(1.1)), "");
