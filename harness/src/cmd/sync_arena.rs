@@ -510,7 +510,7 @@ fn rayon_bump_local_vecs(bump: &bump_local::Bump, pool: &rayon::ThreadPool, vect
             .map_init(
                 || bump.local().as_inner(),
                 |local, i| {
-                    let mut v = bumpalo::collections::Vec::with_capacity_in(vector_len(i), *local);
+                    let mut v = bumpalo::collections::Vec::with_capacity_in(vector_len(i), local);
                     v.extend(vector_items(i));
                     v.into_bump_slice()
                 },
