@@ -8,9 +8,9 @@
 //! [`Agreement`] checks that every contender computed the same results. A new
 //! contender is a variant here, its name, and its `Arena` impl.
 
-use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{Allocator, Global};
 use onewayalloc::allocator_api2::boxed::Box;
+use onewayalloc::{OneWayAlloc, SyncOneWayAlloc};
 
 pub use crate::compat::{BumpScopeApi2 as ScopeRef, Mi as MiAlloc};
 use crate::linear::LinearBuffer;
@@ -57,6 +57,9 @@ pub enum Contender {
     BumpScopeResetToStart,
     /// `OneWayAlloc` on the global allocator.
     OneWayAlloc,
+    /// `SyncOneWayAlloc`, the thread-safe arena, one per worker: onewayalloc's own,
+    /// compared with `OneWayAlloc` only (not in [`Contender::ALL`]).
+    SyncOneWayAlloc,
     /// The pre-faulted linear buffer, the speed of light ([`LinearBuffer`]).
     Linear,
 }
@@ -70,6 +73,9 @@ pub enum Kind {
     Arena,
     /// `OneWayAlloc` itself.
     Owa,
+    /// `SyncOneWayAlloc`: onewayalloc's thread-safe arena, no peer of the others
+    /// (the "vs best other arena" comparisons leave it out).
+    SyncOwa,
     /// The speed-of-light reference.
     Linear,
 }
@@ -100,6 +106,18 @@ impl Contender {
         Contender::Linear,
     ];
 
+    /// [`Contender::ALL`] and `SyncOneWayAlloc` last (the context query).
+    pub const ALL_AND_SYNC: [Contender; 8] = [
+        Contender::Malloc,
+        Contender::Mimalloc,
+        Contender::Bumpalo,
+        Contender::BumpScopeReset,
+        Contender::BumpScopeResetToStart,
+        Contender::OneWayAlloc,
+        Contender::Linear,
+        Contender::SyncOneWayAlloc,
+    ];
+
     /// One contender per allocator, without mimalloc (the experiments of growing
     /// vectors: `vec-push`, `index`): malloc (the reference) first, bump-scope with
     /// `reset`, the linear buffer last.
@@ -120,6 +138,7 @@ impl Contender {
             Contender::BumpScopeReset => "bump-scope (reset)",
             Contender::BumpScopeResetToStart => "bump-scope (reset_to_start)",
             Contender::OneWayAlloc => "onewayalloc",
+            Contender::SyncOneWayAlloc => "SyncOneWayAlloc",
             Contender::Linear => "linear buffer",
         }
     }
@@ -131,6 +150,7 @@ impl Contender {
                 Kind::Arena
             }
             Contender::OneWayAlloc => Kind::Owa,
+            Contender::SyncOneWayAlloc => Kind::SyncOwa,
             Contender::Linear => Kind::Linear,
         }
     }
@@ -147,6 +167,7 @@ impl Contender {
                 build.build(ScopeResetToStart(bump_scope::Bump::new()))
             }
             Contender::OneWayAlloc => build.build(OneWayAlloc::new()),
+            Contender::SyncOneWayAlloc => build.build(SyncOneWayAlloc::new()),
             Contender::Linear => build.build(LinearBuffer::new(linear_bytes)),
         }
     }
@@ -242,6 +263,18 @@ impl<B: Allocator> Arena for OneWayAlloc<B> {
     }
     fn block_sizes(&self) -> Option<Vec<usize>> {
         Some(self.pages().map(|page| page.size).collect())
+    }
+}
+
+/// A worker's own `SyncOneWayAlloc`, used by its thread only (its figures need
+/// `&mut self`, so it tells none).
+impl Arena for SyncOneWayAlloc {
+    type Alloc<'a> = &'a SyncOneWayAlloc;
+    fn allocator(&self) -> &SyncOneWayAlloc {
+        self
+    }
+    fn reset(&mut self) {
+        SyncOneWayAlloc::reset(self);
     }
 }
 

@@ -12,6 +12,7 @@
 //! cargo run --release -p onewayalloc-harness -- vec-push         # 1M pushes, warm
 //! cargo run --release -p onewayalloc-harness -- index            # growing Vecs in a map
 //! cargo run --release -p onewayalloc-harness -- instructions alloc_u8 1000 owa
+//! cargo run --release -p onewayalloc-harness -- sync-arena       # SyncOneWayAlloc, ~20 s
 //! cargo run --release -p onewayalloc-harness -- help [SUBCOMMAND]
 //! ```
 
@@ -68,6 +69,10 @@ enum Command {
     /// Netdata's context query over HTTP, one run per per-request allocation strategy
     /// (malloc, a Pool, with_scratch, an arena per request, bumpalo, bump-scope)
     Http(cmd::http::Args),
+    /// SyncOneWayAlloc against OneWayAlloc and the thread-safe arenas (blink-alloc,
+    /// bumpalo-herd, bump-local, `Mutex<Bump>`): one and two threads, warm and cold,
+    /// rayon, reset
+    SyncArena(cmd::sync_arena::Args),
     /// The HTTP experiment's server, which `http` starts in a child process per
     /// strategy
     #[command(hide = true)]
@@ -87,5 +92,6 @@ fn main() {
         Some(Command::Instructions(args)) => cmd::instructions::run(&args),
         Some(Command::Http(args)) => cmd::http::run(&args),
         Some(Command::HttpServer(args)) => cmd::http::serve(&args),
+        Some(Command::SyncArena(args)) => cmd::sync_arena::run(&args),
     }
 }

@@ -74,7 +74,12 @@ macro_rules! arena_keeps {
 }
 
 heap_keeps!(Global, MiAlloc);
-arena_keeps!([B: Allocator + 'a] OneWayAlloc<B>, [] bumpalo::Bump, [] LinearBuffer);
+arena_keeps!(
+    [B: Allocator + 'a] OneWayAlloc<B>,
+    [B: Allocator + 'a] onewayalloc::SyncOneWayAlloc<B>,
+    [] bumpalo::Bump,
+    [] LinearBuffer,
+);
 
 impl<'a> QueryAlloc<'a> for ScopeRef<'a> {
     type Str = &'a str;

@@ -7,6 +7,7 @@ pub mod instructions;
 pub mod linked_list;
 pub mod parse_json;
 pub mod reuse;
+pub mod sync_arena;
 pub mod vec_push;
 
 use clap::Arg;

@@ -13,8 +13,9 @@ use onewayalloc_harness::query::Database;
 pub(super) use onewayalloc_harness::timings::Timings;
 use onewayalloc_harness::worker::{Memory, Worker, worker};
 
-/// The contenders, the reference (malloc) first.
-pub(super) const CONTENDERS: [Contender; 7] = Contender::ALL;
+/// The contenders, the reference (malloc) first, `SyncOneWayAlloc` (one per
+/// worker) last.
+pub(super) const CONTENDERS: [Contender; 8] = Contender::ALL_AND_SYNC;
 
 /// Everything a worker may need to set itself up.
 pub(super) struct Setup {

@@ -40,7 +40,9 @@ use onewayalloc_harness::{chart, progress};
 
 use super::{QuerySizes, ReportArgs, Sizes, positive, sizes_help};
 use measure::{CONTENDERS, Setup, Timings, first_queries, linear_capacity, parallel, sequential};
-use report::{memory_notes, memory_table, owa_peers, throughput_targets, timings_table};
+use report::{
+    memory_notes, memory_table, owa_peers, sync_target, throughput_targets, timings_table,
+};
 
 /// The sizes of `--quick`, a run of a few seconds: 64 queries of 200 charts x 100
 /// dimensions.
@@ -158,13 +160,15 @@ pub fn run(args: &Args) {
          whole batch, as in Netdata's test. \"vs malloc\" is the rate over malloc's; \"vs best \
          other arena\" the rate over that of the fastest arena (bumpalo, bump-scope, \
          onewayalloc) other than the row's own, for the arenas' rows only.{} onewayalloc's \
-         row is marked *. The linear buffer is no allocator but the \
+         rows are marked *: `OneWayAlloc`, and `SyncOneWayAlloc` (its thread-safe arena, \
+         one per worker here, compared with `OneWayAlloc` only). The linear buffer is no allocator but the \
          speed of light: a pre-faulted buffer and a bump. Checksums identical for every \
          allocator and query.",
         owa_peers(&seq, &par)
     ));
     if args.report.notes && !onewayalloc::SEPARATE_BLOCKS {
         out.para(&throughput_targets(&seq, &par));
+        out.para(&sync_target(&seq, &par));
     }
 
     out.heading("First query and memory");

@@ -49,7 +49,7 @@ const OWA_MARK: &str = " *";
 
 /// A row's name: onewayalloc's marked with [`OWA_MARK`], so that it stands out.
 fn row_name(name: &str, kind: Kind) -> String {
-    if kind == Kind::Owa {
+    if matches!(kind, Kind::Owa | Kind::SyncOwa) {
         format!("{name}{OWA_MARK}")
     } else {
         name.to_string()
@@ -117,6 +117,27 @@ pub(super) fn throughput_targets(seq: &[Timings], par: &[Timings]) -> String {
             met(all[owa].rate() >= best),
         );
     }
+    text
+}
+
+/// `SyncOneWayAlloc` (one per worker) over `OneWayAlloc`: the time ratio per mode,
+/// against the target of issue 31 (at most 1.10x).
+pub(super) fn sync_target(seq: &[Timings], par: &[Timings]) -> String {
+    let (Some(owa), Some(sync)) = (position_of(Kind::Owa), position_of(Kind::SyncOwa)) else {
+        return String::new();
+    };
+    let mut text = String::from("SyncOneWayAlloc, one per worker, over onewayalloc:");
+    for (mode, all) in [("sequential", seq), ("parallel", par)] {
+        let ratio = all[owa].rate() / all[sync].rate();
+        let _ = write!(
+            text,
+            " {mode} {} the time, target <= 1.10x: {};",
+            times(ratio),
+            met(ratio <= 1.10)
+        );
+    }
+    text.pop();
+    text.push('.');
     text
 }
 
@@ -217,6 +238,11 @@ mod tests {
     fn onewayalloc_is_marked_and_only_arenas_are_compared_with_arenas() {
         assert_eq!(row_name("onewayalloc", Kind::Owa), "onewayalloc *");
         assert_eq!(row_name("bumpalo (reset)", Kind::Arena), "bumpalo (reset)");
+        assert_eq!(
+            row_name("SyncOneWayAlloc", Kind::SyncOwa),
+            "SyncOneWayAlloc *"
+        );
+        assert_eq!(vs_best_cell(Kind::SyncOwa, Some(0.9)), "");
         assert_eq!(vs_best_cell(Kind::Heap, Some(0.5)), "");
         assert_eq!(vs_best_cell(Kind::Linear, Some(1.1)), "");
         assert_eq!(vs_best_cell(Kind::Arena, Some(1.0)), times(1.0));
