@@ -16,6 +16,12 @@
 //! (from 1 to under 800 per test; `LOOM_LOG=info` and `--nocapture` show the
 //! counts) in under a second, so .ci/run runs them exhaustively.
 //!
+//! What loom does not model, and the stress test (tests/sync_arena_stress.rs, under
+//! ThreadSanitizer and Miri) runs with the production primitives instead: std's
+//! const-initialized thread-local (loom's thread-locals are lazily initialized),
+//! std's `ThreadId` (loom's threads have ids of their own) and the global epoch
+//! counter (a plain atomic increment whose only property is that ids are unique).
+//!
 //! loom's `Arc` (not scoped threads, which loom has not) shares the arena; a value
 //! allocated on a spawned thread comes back to the joining thread as a raw pointer
 //! ([`Sent`]), read after the join.

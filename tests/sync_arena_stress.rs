@@ -6,6 +6,7 @@
 //! allocating into the arena at once; every value is checked after every thread
 //! finished allocating, and the short-lived threads' values after the join. Runs
 //! under ThreadSanitizer and Miri (.ci/run), smaller under Miri.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::sync::{Barrier, RwLock};
 use std::thread;
