@@ -7,6 +7,8 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_separate_blocks)");
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_sanitizer)");
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_page_heap)");
+    // The loom model tests of `SyncOneWayAlloc` (tests/loom_sync_arena.rs).
+    println!("cargo::rustc-check-cfg=cfg(loom)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=CARGO_CFG_SANITIZE");
     let sanitizers = std::env::var("CARGO_CFG_SANITIZE").unwrap_or_default();

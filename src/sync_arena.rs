@@ -13,12 +13,15 @@
 //! of an arena that was reset or dropped never matches again. `reset` and drop take
 //! the arena exclusively (`&mut self`, by value), which orders them after every use
 //! of every serial.
+//!
+//! The lock, the thread ids and the thread-local cache come from the `sync` module,
+//! which swaps in loom's models of them under `cfg(loom)`: tests/loom_sync_arena.rs
+//! checks the claim, the cache and `reset` in every interleaving of a few threads.
 
 // Every `&mut` these calls return points to a fresh block; see arena.rs.
 #![allow(clippy::mut_from_ref)]
 
 use core::alloc::Layout;
-use core::cell::Cell;
 use core::convert::Infallible;
 use core::fmt;
 use core::mem::MaybeUninit;
@@ -27,14 +30,16 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::thread::{self, ThreadId};
+use std::sync::PoisonError;
 
 use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 use crate::OneWayAlloc;
 use crate::engine::failure::{Failure, infallible};
 use crate::stats::Stats;
+
+mod sync;
+use sync::{Mutex, MutexGuard, ThreadId, Tracked};
 
 /// One serial arena: a whole single-threaded arena whose pages come from the outer
 /// arena's backing allocator.
@@ -43,14 +48,6 @@ type Serial<A> = OneWayAlloc<SharedBacking<A>>;
 /// The source of every epoch id: ids start at 1 (0 is the empty cache) and are
 /// never reused.
 static NEXT_EPOCH: AtomicU64 = AtomicU64::new(1);
-
-std::thread_local! {
-    /// This thread's serial arena for one arena and epoch: `(epoch id, serial)`.
-    /// Const-initialized and without a destructor, so reading it is a plain
-    /// thread-local access. The pointer is a `*const Serial<A>` of the arena whose
-    /// current epoch is the id (ids are unique to one arena).
-    static CURRENT: Cell<(u64, *const ())> = const { Cell::new((0, ptr::null())) };
-}
 
 /// A fresh epoch id.
 fn next_epoch() -> u64 {
@@ -159,7 +156,7 @@ impl<A> Drop for BackingBox<A> {
 struct Slot<A: Allocator> {
     /// From `Box::into_raw`, freed when the slot drops. A raw pointer, not a `Box`,
     /// for the reason [`BackingBox`] gives: threads hold pointers to it.
-    serial: NonNull<Serial<A>>,
+    serial: NonNull<Tracked<Serial<A>>>,
     owner: Option<ThreadId>,
 }
 
@@ -437,13 +434,13 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     }
 
     /// A new serial arena, with the arena's size hint, page source and limit.
-    fn new_serial<E: Failure>(&self) -> Result<NonNull<Serial<A>>, E> {
+    fn new_serial<E: Failure>(&self) -> Result<NonNull<Tracked<Serial<A>>>, E> {
         let backing = SharedBacking {
             backing: self.backing.ptr,
         };
         let serial = OneWayAlloc::create_in::<E>(self.size_hint, backing, self.os_pages)?;
         serial.set_limit(self.limit);
-        Ok(NonNull::from(Box::leak(Box::new(serial))))
+        Ok(NonNull::from(Box::leak(Box::new(Tracked::new(serial)))))
     }
 
     /// The list of serials, locked (a panic while it was held leaves it consistent:
@@ -460,16 +457,16 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// The calling thread's serial arena if its cache holds it for this epoch.
     #[inline(always)]
     fn cached_serial(&self) -> Option<&Serial<A>> {
-        let (epoch, serial) = CURRENT.get();
+        let (epoch, serial) = sync::cached();
         if epoch == self.epoch {
             // SAFETY: the cache holds this epoch's id, which is unique to this arena
             // and epoch, so the pointer was stored by `claim` on this thread for this
-            // arena in this epoch: a serial of this arena (a `Serial<A>`) that this
+            // arena in this epoch: a serial of this arena (a `Tracked<Serial<A>>`) that this
             // thread claimed. Serials are freed only when the arena drops, and the
             // claim holds until the next `reset`, which changes the epoch: until then
             // no other thread uses that serial. The returned reference borrows
             // `self`, so it ends before any `reset` or drop.
-            Some(unsafe { &*serial.cast::<Serial<A>>() })
+            Some(unsafe { &*serial.cast::<Tracked<Serial<A>>>() }.access())
         } else {
             None
         }
@@ -490,7 +487,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     #[cold]
     #[inline(never)]
     fn claim<E: Failure>(&self) -> Result<&Serial<A>, E> {
-        let me = thread::current().id();
+        let me = sync::current_thread_id();
         let mut slots = self.lock();
         let found = slots
             .iter()
@@ -512,12 +509,12 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
                 serial
             }
         };
-        CURRENT.set((self.epoch, serial.as_ptr().cast_const().cast::<()>()));
+        sync::set_cached((self.epoch, serial.as_ptr().cast_const().cast::<()>()));
         // SAFETY: the serial is in the list (freed only when the arena drops) and
         // claimed by this thread for this epoch, under the lock: no other thread
         // uses it until the next `reset`, which cannot happen while `self` is
         // borrowed.
-        Ok(unsafe { serial.as_ref() })
+        Ok(unsafe { serial.as_ref() }.access())
     }
 
     /// Runs `f` on every serial, exclusively; if a call panics, on the others too
@@ -529,7 +526,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
             fn drop(&mut self) {
                 for slot in &mut self.0 {
                     // SAFETY: as in `each_serial`.
-                    (self.1)(unsafe { slot.serial.as_mut() });
+                    (self.1)(unsafe { slot.serial.as_mut() }.access_mut());
                 }
             }
         }
@@ -538,7 +535,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
             // SAFETY: `&mut self` is held: no thread uses any serial (every
             // reference to one borrows the arena), and the serial is alive (in the
             // list).
-            f(unsafe { slot.serial.as_mut() });
+            f(unsafe { slot.serial.as_mut() }.access_mut());
         }
     }
 
@@ -548,7 +545,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         for slot in self.slots_mut().iter() {
             // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
             // list.
-            let stats = f(unsafe { slot.serial.as_ref() });
+            let stats = f(unsafe { slot.serial.as_ref() }.access());
             total.pages += stats.pages;
             total.capacity += stats.capacity;
             total.used += stats.used;
@@ -831,7 +828,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         for slot in self.slots_mut() {
             // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
             // list.
-            unsafe { slot.serial.as_mut() }.trim(keep);
+            unsafe { slot.serial.as_mut() }.access_mut().trim(keep);
         }
     }
 
@@ -856,7 +853,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         for slot in self.slots_mut() {
             // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
             // list.
-            unsafe { slot.serial.as_ref() }.set_limit(limit);
+            unsafe { slot.serial.as_ref() }.access().set_limit(limit);
         }
     }
 

@@ -1,0 +1,97 @@
+//! The synchronization primitives of [`SyncOneWayAlloc`](super::SyncOneWayAlloc):
+//! std's, or under `cfg(loom)` the models of them that the crate loom provides, so
+//! that the model tests (tests/loom_sync_arena.rs) explore every interleaving of
+//! the claim, the thread-local cache and `reset`. Outside loom every item here is
+//! std's own or a zero-cost wrapper: the allocation path compiles to the same code.
+
+use core::cell::Cell;
+use core::ptr;
+
+#[cfg(loom)]
+pub(super) use loom::sync::{Mutex, MutexGuard};
+#[cfg(not(loom))]
+pub(super) use std::sync::{Mutex, MutexGuard};
+
+#[cfg(loom)]
+pub(super) use loom::thread::ThreadId;
+#[cfg(not(loom))]
+pub(super) use std::thread::ThreadId;
+
+/// The calling thread's id (loom's own ids under loom, whose threads share one
+/// OS thread).
+pub(super) fn current_thread_id() -> ThreadId {
+    #[cfg(loom)]
+    return loom::thread::current().id();
+    #[cfg(not(loom))]
+    return std::thread::current().id();
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    /// This thread's serial arena for one arena and epoch: `(epoch id, serial)`.
+    /// Const-initialized and without a destructor, so reading it is a plain
+    /// thread-local access. The pointer is a `*const Tracked<Serial<A>>` of the
+    /// arena whose current epoch is the id (ids are unique to one arena).
+    static CURRENT: Cell<(u64, *const ())> = const { Cell::new((0, ptr::null())) };
+}
+
+#[cfg(loom)]
+loom::thread_local! {
+    /// As outside loom, one per loom thread (loom's thread-locals take no
+    /// `const` initializer).
+    static CURRENT: Cell<(u64, *const ())> = Cell::new((0, ptr::null()));
+}
+
+/// The calling thread's cache entry: `(epoch id, serial)`, `(0, null)` if empty.
+#[inline(always)]
+pub(super) fn cached() -> (u64, *const ()) {
+    #[cfg(loom)]
+    return CURRENT.with(Cell::get);
+    #[cfg(not(loom))]
+    return CURRENT.get();
+}
+
+/// Replaces the calling thread's cache entry.
+#[inline(always)]
+pub(super) fn set_cached(entry: (u64, *const ())) {
+    #[cfg(loom)]
+    CURRENT.with(|current| current.set(entry));
+    #[cfg(not(loom))]
+    CURRENT.set(entry);
+}
+
+/// A value that one thread at a time uses without synchronization, handed from
+/// thread to thread by a lock or a join: a serial arena. Under loom every use is
+/// recorded as a write to a loom cell, so loom reports two uses that no lock or
+/// join orders (two threads in one serial) as a data race; outside loom it is the
+/// value alone.
+pub(super) struct Tracked<T> {
+    value: T,
+    #[cfg(loom)]
+    uses: loom::cell::UnsafeCell<()>,
+}
+
+impl<T> Tracked<T> {
+    pub(super) fn new(value: T) -> Self {
+        Tracked {
+            value,
+            #[cfg(loom)]
+            uses: loom::cell::UnsafeCell::new(()),
+        }
+    }
+
+    /// The value, for the calling thread's use (under loom, recorded).
+    #[inline(always)]
+    pub(super) fn access(&self) -> &T {
+        #[cfg(loom)]
+        self.uses.with_mut(|_| ());
+        &self.value
+    }
+
+    /// The value, exclusively (under loom, recorded).
+    pub(super) fn access_mut(&mut self) -> &mut T {
+        #[cfg(loom)]
+        self.uses.with_mut(|_| ());
+        &mut self.value
+    }
+}
