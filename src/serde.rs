@@ -183,10 +183,9 @@ pub use de::{__private, ArenaSeed, DeserializeIn};
 
 use core::ops::Deref;
 
-use allocator_api2::alloc::Allocator;
 use serde::{Serialize, Serializer};
 
-use crate::collections::String;
+use crate::collections::{Arena, String};
 
 /// Serializes as a string, as `std`'s `String` does.
 ///
@@ -195,7 +194,7 @@ use crate::collections::String;
 /// let s = onewayalloc::format_in!(&arena, "cpu{}", 0);
 /// assert_eq!(serde_json::to_string(&s).unwrap(), r#""cpu0""#);
 /// ```
-impl<A: Allocator> Serialize for String<'_, A> {
+impl<R: Arena> Serialize for String<'_, R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self)
     }

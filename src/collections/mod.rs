@@ -122,11 +122,15 @@
 //! `Vec` and `Box` are then `std`'s own types with the arena as their allocator
 //! (`std::vec::Vec<T, &OneWayAlloc>`), and everything above works the same.
 
+mod arena_type;
 mod collect;
 mod handle;
 mod string;
+#[cfg(feature = "std")]
+pub mod sync;
 mod vec_macro;
 
+pub use arena_type::Arena;
 pub use collect::{CollectIn, FromIteratorIn};
 #[doc(hidden)]
 pub use handle::__alloc_of;
