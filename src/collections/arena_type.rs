@@ -1,5 +1,8 @@
 //! `Arena`: the arena types that the arena `String` and `DeserializeIn` live in.
 
+// Every `&mut` these calls return points to a fresh block; see arena.rs.
+#![allow(clippy::mut_from_ref)]
+
 use allocator_api2::alloc::{AllocError, Allocator};
 
 use crate::OneWayAlloc;
@@ -12,7 +15,7 @@ mod sealed {
 /// An arena type that collections live in: [`OneWayAlloc`] (the default everywhere)
 /// or, with `std`, [`SyncOneWayAlloc`](crate::SyncOneWayAlloc). The arena
 /// [`String`](crate::collections::String) and
-/// [`DeserializeIn`](crate::serde::DeserializeIn) take it as a type parameter, so a
+/// `serde::DeserializeIn` (feature `serde`) take it as a type parameter, so a
 /// `String<'a, SyncOneWayAlloc>` (spelled
 /// [`collections::sync::String<'a>`](crate::collections::sync::String)) is `Send`
 /// and `Sync`. The trait is sealed: only this crate implements it.

@@ -16,7 +16,7 @@ use crate::{OneWayAlloc, Scope};
 /// | `arena: &mut OneWayAlloc` (as [`with_scratch`](crate::with_scratch) gives it) | `arena` (reborrowed, not moved) | `&OneWayAlloc` |
 /// | `guard: PooledArena` (from [`Pool::get`](crate::Pool::get)) | `&guard` | `&OneWayAlloc` |
 /// | `s: &mut Scope` (in [`scope`](OneWayAlloc::scope)) | `s` | `&OneWayAlloc`, as `s.arena()` |
-/// | `arena: SyncOneWayAlloc` (with `std`) | `&arena` | `&SyncOneWayAlloc` (not `format_in!`) |
+/// | `arena: SyncOneWayAlloc` (with `std`) | `&arena` | `&SyncOneWayAlloc` ([`collections::sync`](crate::collections::sync)) |
 /// | any other allocator `alloc: B` where `B: Clone` | `&alloc` | `B`, a clone |
 ///
 /// The handle is taken by reference (`&H`) so that a `&mut OneWayAlloc` is

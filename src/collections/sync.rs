@@ -31,7 +31,7 @@
 //!
 //! [`format_in!`](crate::format_in), [`vec!`](crate::vec) and `collect_in` take
 //! `&arena` for a `SyncOneWayAlloc` as for a `OneWayAlloc`, and
-//! [`SyncOneWayAlloc::deserialize`] (feature `serde`) parses into these types.
+//! `SyncOneWayAlloc::deserialize` (feature `serde`) parses into these types.
 
 use allocator_api2::alloc::Global;
 

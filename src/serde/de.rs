@@ -47,9 +47,20 @@ use crate::collections::{Arena, String};
 /// and a length announced by the input (`size_hint`) reserves at most 1 MiB ahead,
 /// serde's own cautious rule.
 ///
+/// The arena type `R` is `OneWayAlloc` unless named: `DeserializeIn<'a,
+/// SyncOneWayAlloc>` deserializes into a [`SyncOneWayAlloc`](crate::SyncOneWayAlloc)
+/// (see [`SyncOneWayAlloc::deserialize`](crate::SyncOneWayAlloc::deserialize) and
+/// the `serde` module's "Into a `SyncOneWayAlloc`").
+///
 /// The lifetime of a borrowed field (`&'x str`, `Vec<'x, T>`) may be shorter than
 /// the arena borrow `'a`: the implementations hold for every `'x` that `'a`
 /// outlives, which is what lets the derive tie a struct's own lifetime to the arena.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be deserialized into the arena `{R}`",
+    label = "not `DeserializeIn<'_, {R}>`",
+    note = "the arena `Vec`, `Box`, `HashMap`, `HashSet` and `String` deserialize into the arena they are typed for: `collections::Vec` into a `OneWayAlloc`, `collections::sync::Vec` into a `SyncOneWayAlloc`",
+    note = "for a struct or enum whose strings and collections live in a `SyncOneWayAlloc`, add `#[onewayalloc(arena = onewayalloc::SyncOneWayAlloc)]` beside `#[derive(DeserializeIn)]` and call `SyncOneWayAlloc::deserialize`"
+)]
 pub trait DeserializeIn<'a, R: ?Sized = OneWayAlloc>: Sized {
     /// Deserializes a value whose allocations live in `arena`.
     ///

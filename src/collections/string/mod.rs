@@ -25,6 +25,11 @@ type Bytes<'a, R> = allocator_api2::vec::Vec<u8, <R as Arena>::Handle<'a>>;
 
 /// A UTF-8 string in an arena, growing in place at the top of the arena.
 ///
+/// `R` is the arena type ([`Arena`]): [`OneWayAlloc`] by default, or
+/// [`SyncOneWayAlloc`](crate::SyncOneWayAlloc), whose string
+/// ([`collections::sync::String`](crate::collections::sync::String)) is `Send` and
+/// `Sync`.
+///
 /// It derefs to `str`, formats with [`fmt::Write`] (see [`format_in!`](crate::format_in)),
 /// hashes and compares like `str` (so it keys a `HashMap` looked up by `&str`), and
 /// [`into_str`](Self::into_str) turns it into a plain `&'a mut str` without copying.
@@ -737,7 +742,10 @@ impl<R: Arena> Add<&str> for String<'_, R> {
 /// `format!`: `format_in!(&arena, "{x} and {y}")`. The arena is a reference to any
 /// [`ArenaHandle`](crate::collections::ArenaHandle) that gives a `&OneWayAlloc`:
 /// `&arena`, a pool guard `&guard`, the `arena` of
-/// [`with_scratch`](crate::with_scratch), a scope `s` or `s.arena()`.
+/// [`with_scratch`](crate::with_scratch), a scope `s` or `s.arena()`; or a
+/// `&SyncOneWayAlloc`, whose string is a
+/// [`collections::sync::String`](crate::collections::sync::String) (`Send` and
+/// `Sync`).
 ///
 /// # Panics
 /// Panics if a `Display` implementation returns an error (as `format!` does), or,
