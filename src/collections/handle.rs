@@ -49,7 +49,7 @@ use crate::{OneWayAlloc, Scope};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a handle on an arena (or a `Clone` allocator)",
     label = "`collect_in`, `vec![in ...]` and `format_in!` take a handle on an arena here",
-    note = "pass `&arena` for a `OneWayAlloc`, `&guard` for a pool's `PooledArena` (from `Pool::get`), `arena` as `with_scratch` gives it, or `s`/`s.arena()` in a scope",
+    note = "pass `&arena` for a `OneWayAlloc` or a `SyncOneWayAlloc`, `&guard` for a pool's `PooledArena` (from `Pool::get`), `arena` as `with_scratch` gives it, or `s`/`s.arena()` in a scope",
     note = "a `Pool` is not an arena: take one with `let guard = pool.get();` and pass `&guard`"
 )]
 pub trait ArenaHandle {
