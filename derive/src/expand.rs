@@ -1,8 +1,9 @@
 //! The code generated from the model.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
-use syn::{GenericParam, Generics, Ident, Lifetime, LifetimeParam, parse_quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{GenericParam, Generics, Ident, Lifetime, LifetimeParam, Type, parse_quote};
 
 use crate::model::{Body, Container, Default, Field, Style, Variant};
 
@@ -20,6 +21,12 @@ struct Ctx {
     ty: TokenStream,
     /// `Name`, for struct and variant paths.
     ident: Ident,
+}
+
+/// The seed of a field of type `fty` in the visitor's arena, spanned at the field's
+/// type, so that a field typed for another arena is the error's place.
+fn seed_of(fty: &Type) -> TokenStream {
+    quote_spanned!(fty.span()=> ::onewayalloc::serde::ArenaSeed::<#fty, _>::new(self.arena))
 }
 
 fn private() -> TokenStream {
@@ -189,6 +196,7 @@ fn struct_like(
         let var = format_ident!("__v{}", i);
         let member = &field.member;
         let fty = &field.ty;
+        let seed = seed_of(fty);
         seq_members.push(quote!(#member: #var));
         if field.skip {
             let value = skipped_value(field, has_default);
@@ -204,7 +212,7 @@ fn struct_like(
         seq_lets.push(quote! {
             let #var = match #de::SeqAccess::next_element_seed(
                 &mut __seq,
-                ::onewayalloc::serde::ArenaSeed::<#fty, _>::new(self.arena),
+                #seed,
             )? {
                 #private::Option::Some(__value) => __value,
                 #private::Option::None => #missing,
@@ -330,6 +338,7 @@ fn named_fields(
     let arms = active.iter().zip(&tags).map(|((i, f), tag)| {
         let var = format_ident!("__v{}", i);
         let fty = &f.ty;
+        let seed = seed_of(fty);
         let name = &f.names[0];
         quote! {
             __Field::#tag => {
@@ -338,7 +347,7 @@ fn named_fields(
                 }
                 #var = #private::Option::Some(#de::MapAccess::next_value_seed(
                     &mut __map,
-                    ::onewayalloc::serde::ArenaSeed::<#fty, _>::new(self.arena),
+                    #seed,
                 )?);
             }
         }
@@ -412,11 +421,12 @@ fn enum_body(ctx: &Ctx, c: &Container, variants: &[Variant]) -> TokenStream {
             },
             Style::Newtype => {
                 let fty = &v.fields[0].ty;
+                let seed = seed_of(fty);
                 quote! {
                     #private::Result::map(
                         #de::VariantAccess::newtype_variant_seed(
                             __variant,
-                            ::onewayalloc::serde::ArenaSeed::<#fty, _>::new(self.arena),
+                            #seed,
                         ),
                         #construct,
                     )
