@@ -70,11 +70,43 @@
 //! as with any value placed in the arena; prefer `Vec` for types with a destructor.)
 //! How deep the input may nest is the stack's matter: see [Nesting depth](#nesting-depth).
 //!
-//! **The backing allocator.** `DeserializeIn` is implemented for arenas over `Global`,
-//! the backing allocator of [`OneWayAlloc::new`](crate::OneWayAlloc::new), of
-//! [`Pool`](crate::Pool) and of [`with_scratch`](crate::with_scratch): carrying
-//! `A` would add a parameter to the trait, the derive and every field type
-//! (`Vec<'a, T, A>`) for arenas that no request parser of this crate makes.
+//! **The arena type.** `DeserializeIn<'a, R = OneWayAlloc>` takes the arena type
+//! as its parameter, `OneWayAlloc` when it is left out. The implementations of the
+//! crate's collections hold for the arena they are typed for
+//! ([`Arena`]: `OneWayAlloc<A>` or `SyncOneWayAlloc<A>`,
+//! over any backing allocator), the others (numbers, `Option`, tuples, arrays) for
+//! every arena. The derive implements `DeserializeIn<'a, OneWayAlloc>`, or the
+//! arena named by `#[onewayalloc(arena = ...)]` on the struct or enum.
+//!
+//! ## Into a `SyncOneWayAlloc`
+//!
+//! A request that must be `Send` and `Sync` (held across an `.await` on a
+//! multi-threaded runtime, or read by other threads) keeps its strings and
+//! collections in a [`SyncOneWayAlloc`](crate::SyncOneWayAlloc): its fields are the
+//! [`collections::sync`](crate::collections::sync) types (`&'a str` and plain values
+//! work in both arenas), the derive names the arena, and
+//! [`SyncOneWayAlloc::deserialize`](crate::SyncOneWayAlloc::deserialize) parses it.
+//! Without the attribute the compiler says which field is typed for which arena.
+//!
+//! ```
+//! # #[cfg(feature = "derive")] {
+//! use onewayalloc::collections::sync as arena;
+//! use onewayalloc::{DeserializeIn, SyncOneWayAlloc};
+//!
+//! #[derive(DeserializeIn)]
+//! #[onewayalloc(arena = onewayalloc::SyncOneWayAlloc)]
+//! struct Request<'a> {
+//!     chart: arena::String<'a>,
+//!     dimensions: arena::Vec<'a, &'a str>,
+//! }
+//!
+//! let arena = SyncOneWayAlloc::new();
+//! let mut json = serde_json::Deserializer::from_str(r#"{"chart":"cpu","dimensions":["user"]}"#);
+//! let request: Request = arena.deserialize(&mut json).unwrap();
+//! let seen = std::thread::scope(|s| s.spawn(|| request.dimensions.len()).join().unwrap());
+//! assert_eq!((request.chart.as_str(), seen), ("cpu", 1));
+//! # }
+//! ```
 //!
 //! ## Nesting depth
 //!
@@ -183,10 +215,9 @@ pub use de::{__private, ArenaSeed, DeserializeIn};
 
 use core::ops::Deref;
 
-use allocator_api2::alloc::Allocator;
 use serde::{Serialize, Serializer};
 
-use crate::collections::String;
+use crate::collections::{Arena, String};
 
 /// Serializes as a string, as `std`'s `String` does.
 ///
@@ -195,7 +226,7 @@ use crate::collections::String;
 /// let s = onewayalloc::format_in!(&arena, "cpu{}", 0);
 /// assert_eq!(serde_json::to_string(&s).unwrap(), r#""cpu0""#);
 /// ```
-impl<A: Allocator> Serialize for String<'_, A> {
+impl<R: Arena> Serialize for String<'_, R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self)
     }

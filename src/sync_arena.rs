@@ -212,11 +212,30 @@ impl<A: Allocator> Drop for Slot<A> {
 /// and a growth moves it to a fresh block, as in a `OneWayAlloc`. So a `Vec` built
 /// on one thread may be grown on another.
 ///
-/// `collect_in` and [`vec![in &arena; ..]`](crate::vec) accept `&SyncOneWayAlloc`;
-/// the arena [`String`](crate::collections::String) and
-/// [`format_in!`](crate::format_in) take a `&OneWayAlloc` only, for now. The
-/// C API's by-address calls and [`scope`](OneWayAlloc::scope) have no counterpart
-/// here.
+/// Everything that takes an arena takes `&SyncOneWayAlloc`: `collect_in`,
+/// [`vec![in &arena; ..]`](crate::vec), [`format_in!`](crate::format_in), the arena
+/// [`String`](crate::collections::String) and (feature `serde`)
+/// `deserialize` with `#[derive(DeserializeIn)]`. The
+/// collections have the names of [`collections`](crate::collections) in
+/// [`collections::sync`](crate::collections::sync), so
+/// `use onewayalloc::collections::sync as arena;` and `arena::Vec<'a, T>`,
+/// `arena::String<'a>`, `arena::HashMap<'a, K, V>` name them:
+///
+/// ```
+/// use onewayalloc::collections::sync as arena;
+/// use onewayalloc::{SyncOneWayAlloc, format_in};
+///
+/// let arena = SyncOneWayAlloc::new();
+/// let mut by_name: arena::HashMap<arena::String, u32> = arena::HashMap::new_in(&arena);
+/// std::thread::scope(|s| {
+///     let named = s.spawn(|| format_in!(&arena, "dim{}", 7)).join().unwrap();
+///     by_name.insert(named, 7);
+/// });
+/// assert_eq!(by_name["dim7"], 7); // Send + Sync: built on a thread, read on another
+/// ```
+///
+/// The C API's by-address calls and [`scope`](OneWayAlloc::scope) have no
+/// counterpart here.
 ///
 /// `reset` takes `&mut self`, so nothing allocated in the arena is alive across it:
 ///

@@ -1,15 +1,18 @@
 //! The code generated from the model.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
-use syn::{GenericParam, Generics, Ident, Lifetime, LifetimeParam, parse_quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{GenericParam, Generics, Ident, Lifetime, LifetimeParam, Type, parse_quote};
 
 use crate::model::{Body, Container, Default, Field, Style, Variant};
 
 /// The generics every generated item carries: the container's, with the arena
 /// lifetime `'__arena` first (outliving each of the container's lifetimes) and every
-/// type parameter bound by `DeserializeIn<'__arena>`.
+/// type parameter bound by `DeserializeIn<'__arena, Arena>`.
 struct Ctx {
+    /// The arena type: `#[onewayalloc(arena = ...)]`, else `OneWayAlloc`.
+    arena: TokenStream,
     /// `impl<...>` of the trait and the visitors, and the visitors' type arguments.
     generics: Generics,
     /// The same with `'__de` first, for the `Visitor<'__de>` impls.
@@ -18,6 +21,12 @@ struct Ctx {
     ty: TokenStream,
     /// `Name`, for struct and variant paths.
     ident: Ident,
+}
+
+/// The seed of a field of type `fty` in the visitor's arena, spanned at the field's
+/// type, so that a field typed for another arena is the error's place.
+fn seed_of(fty: &Type) -> TokenStream {
+    quote_spanned!(fty.span()=> ::onewayalloc::serde::ArenaSeed::<#fty, _>::new(self.arena))
 }
 
 fn private() -> TokenStream {
@@ -29,12 +38,16 @@ fn de() -> TokenStream {
 }
 
 pub fn expand(c: &Container) -> TokenStream {
+    let arena_ty = match &c.arena {
+        Some(ty) => quote!(#ty),
+        None => quote!(::onewayalloc::OneWayAlloc),
+    };
     let mut generics = c.generics.clone();
     let lifetimes: Vec<Lifetime> = generics.lifetimes().map(|l| l.lifetime.clone()).collect();
     for param in generics.type_params_mut() {
         param
             .bounds
-            .push(parse_quote!(::onewayalloc::serde::DeserializeIn<'__arena>));
+            .push(parse_quote!(::onewayalloc::serde::DeserializeIn<'__arena, #arena_ty>));
     }
     let mut arena: LifetimeParam = parse_quote!('__arena);
     arena.bounds.extend(lifetimes);
@@ -47,6 +60,7 @@ pub fn expand(c: &Container) -> TokenStream {
     let ident = c.ident.clone();
     let (_, ty_generics, _) = c.generics.split_for_impl();
     let ctx = Ctx {
+        arena: arena_ty,
         generics,
         de_generics,
         ty: quote!(#ident #ty_generics),
@@ -96,17 +110,18 @@ pub fn expand(c: &Container) -> TokenStream {
 
     let (impl_generics, _, where_clause) = ctx.generics.split_for_impl();
     let ty = &ctx.ty;
+    let arena_ty = &ctx.arena;
     let private = private();
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, non_snake_case, unused, clippy::all, clippy::pedantic)]
         const _: () = {
             #[automatically_derived]
-            impl #impl_generics ::onewayalloc::serde::DeserializeIn<'__arena> for #ty #where_clause {
+            impl #impl_generics ::onewayalloc::serde::DeserializeIn<'__arena, #arena_ty> for #ty #where_clause {
                 #[inline]
                 fn deserialize_in<'__de, __D: #private::serde::Deserializer<'__de>>(
                     __deserializer: __D,
-                    __arena: &'__arena ::onewayalloc::OneWayAlloc,
+                    __arena: &'__arena #arena_ty,
                 ) -> #private::Result<Self, __D::Error> {
                     #body
                 }
@@ -121,9 +136,10 @@ fn visitor_struct(ctx: &Ctx) -> (TokenStream, TokenStream) {
     let (impl_generics, ty_generics, where_clause) = ctx.generics.split_for_impl();
     let (de_impl_generics, _, _) = ctx.de_generics.split_for_impl();
     let ty = &ctx.ty;
+    let arena_ty = &ctx.arena;
     let def = quote! {
         struct __Visitor #impl_generics #where_clause {
-            arena: &'__arena ::onewayalloc::OneWayAlloc,
+            arena: &'__arena #arena_ty,
             marker: #private::PhantomData<fn() -> #ty>,
         }
     };
@@ -180,6 +196,7 @@ fn struct_like(
         let var = format_ident!("__v{}", i);
         let member = &field.member;
         let fty = &field.ty;
+        let seed = seed_of(fty);
         seq_members.push(quote!(#member: #var));
         if field.skip {
             let value = skipped_value(field, has_default);
@@ -195,7 +212,7 @@ fn struct_like(
         seq_lets.push(quote! {
             let #var = match #de::SeqAccess::next_element_seed(
                 &mut __seq,
-                ::onewayalloc::serde::ArenaSeed::<#fty>::new(self.arena),
+                #seed,
             )? {
                 #private::Option::Some(__value) => __value,
                 #private::Option::None => #missing,
@@ -232,7 +249,7 @@ fn struct_like(
                 fn visit_newtype_struct<__E: #de::Deserializer<'__de>>(self, __e: __E)
                     -> #private::Result<Self::Value, __E::Error>
                 {
-                    let __v0 = <#fty as ::onewayalloc::serde::DeserializeIn<'__arena>>::deserialize_in(__e, self.arena)?;
+                    let __v0 = <#fty as ::onewayalloc::serde::DeserializeIn<'__arena, _>>::deserialize_in(__e, self.arena)?;
                     #private::Result::Ok(#construct { 0: __v0 })
                 }
             };
@@ -321,6 +338,7 @@ fn named_fields(
     let arms = active.iter().zip(&tags).map(|((i, f), tag)| {
         let var = format_ident!("__v{}", i);
         let fty = &f.ty;
+        let seed = seed_of(fty);
         let name = &f.names[0];
         quote! {
             __Field::#tag => {
@@ -329,7 +347,7 @@ fn named_fields(
                 }
                 #var = #private::Option::Some(#de::MapAccess::next_value_seed(
                     &mut __map,
-                    ::onewayalloc::serde::ArenaSeed::<#fty>::new(self.arena),
+                    #seed,
                 )?);
             }
         }
@@ -343,7 +361,7 @@ fn named_fields(
         }
         let name = &f.names[0];
         let missing = default_value(f, has_default).unwrap_or_else(
-            || quote!(#private::missing_field::<#fty, __M::Error>(#name, self.arena)?),
+            || quote!(#private::missing_field::<#fty, __M::Error, _>(#name, self.arena)?),
         );
         quote! {
             let #var: #fty = match #var {
@@ -403,11 +421,12 @@ fn enum_body(ctx: &Ctx, c: &Container, variants: &[Variant]) -> TokenStream {
             },
             Style::Newtype => {
                 let fty = &v.fields[0].ty;
+                let seed = seed_of(fty);
                 quote! {
                     #private::Result::map(
                         #de::VariantAccess::newtype_variant_seed(
                             __variant,
-                            ::onewayalloc::serde::ArenaSeed::<#fty>::new(self.arena),
+                            #seed,
                         ),
                         #construct,
                     )

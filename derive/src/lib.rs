@@ -17,6 +17,11 @@ use syn::{DeriveInput, parse_macro_input};
 /// Derives `onewayalloc::serde::DeserializeIn`: see that trait, and the main crate's
 /// `serde` module for the attributes honoured.
 ///
+/// The value deserializes into a `OneWayAlloc`. For a value whose strings and
+/// collections live in a `SyncOneWayAlloc` (the `onewayalloc::collections::sync`
+/// types), name that arena with `#[onewayalloc(arena = onewayalloc::SyncOneWayAlloc)]`
+/// on the struct or enum, and call `SyncOneWayAlloc::deserialize`.
+///
 /// ```
 /// use onewayalloc::collections::Vec;
 /// use onewayalloc::{DeserializeIn, OneWayAlloc};
@@ -33,7 +38,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// let query: Query = arena.deserialize(&mut json).unwrap();
 /// assert_eq!((query.chart_id, query.dimensions.len()), ("cpu", 1));
 /// ```
-#[proc_macro_derive(DeserializeIn, attributes(serde))]
+#[proc_macro_derive(DeserializeIn, attributes(serde, onewayalloc))]
 pub fn derive_deserialize_in(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     match model::Container::parse(&input) {

@@ -18,6 +18,9 @@ pub struct Container {
     pub deny_unknown_fields: bool,
     pub default: Default,
     pub body: Body,
+    /// `#[onewayalloc(arena = Type)]`: the arena type the value deserializes into,
+    /// `OneWayAlloc` when absent.
+    pub arena: Option<Type>,
 }
 
 pub enum Body {
@@ -236,6 +239,7 @@ fn fields(fields: &Fields, rule: Option<RenameRule>, errors: &mut Errors) -> (St
         .enumerate()
         .map(|(i, field)| {
             let attrs = parse_attrs(&field.attrs, Position::Field, errors);
+            misplaced_arena_attr(&field.attrs, "a field", errors);
             let (member, plain) = match &field.ident {
                 Some(ident) => {
                     let plain = ident.unraw().to_string();
@@ -264,6 +268,7 @@ impl Container {
     pub fn parse(input: &DeriveInput) -> syn::Result<Container> {
         let mut errors = Errors::default();
         let attrs = parse_attrs(&input.attrs, Position::Container, &mut errors);
+        let arena = arena_attr(&input.attrs, &mut errors);
         let body = match &input.data {
             Data::Struct(data) => {
                 let (style, list) = fields(&data.fields, attrs.rename_all, &mut errors);
@@ -281,6 +286,7 @@ impl Container {
                     .iter()
                     .map(|variant| {
                         let vattrs = parse_attrs(&variant.attrs, Position::Variant, &mut errors);
+                        misplaced_arena_attr(&variant.attrs, "a variant", &mut errors);
                         let plain = variant.ident.unraw().to_string();
                         let name = vattrs.rename.unwrap_or_else(|| {
                             attrs
@@ -319,7 +325,49 @@ impl Container {
             deny_unknown_fields: attrs.deny_unknown_fields,
             default: attrs.default.unwrap_or(Default::None),
             body,
+            arena,
         })
+    }
+}
+
+/// The container's `#[onewayalloc(arena = Type)]`, if any: one `arena` key, once.
+fn arena_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<Type> {
+    let mut arena: Option<Type> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("onewayalloc")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if !meta.path.is_ident("arena") {
+                return Err(meta.error(
+                    "`#[onewayalloc(...)]` takes one key, `arena`: `#[onewayalloc(arena = onewayalloc::SyncOneWayAlloc)]`",
+                ));
+            }
+            let ty: Type = meta.value()?.parse()?;
+            if arena.is_some() {
+                errors.push(syn::Error::new_spanned(
+                    &meta.path,
+                    "`#[onewayalloc(arena = ...)]` is given twice",
+                ));
+            } else {
+                arena = Some(ty);
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+    arena
+}
+
+/// An error for `#[onewayalloc(...)]` on a field or variant: the arena is the
+/// container's.
+fn misplaced_arena_attr(attrs: &[Attribute], place: &str, errors: &mut Errors) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("onewayalloc")) {
+        errors.push(syn::Error::new_spanned(
+            attr.path(),
+            format!(
+                "`#[onewayalloc(arena = ...)]` applies to the struct or enum, not to {place}: every field lives in the container's arena"
+            ),
+        ));
     }
 }
 

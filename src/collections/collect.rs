@@ -7,8 +7,7 @@ use allocator_api2::alloc::Allocator;
 use allocator_api2::boxed::Box;
 use allocator_api2::vec::Vec;
 
-use super::{ArenaHandle, String};
-use crate::OneWayAlloc;
+use super::{Arena, ArenaHandle, String};
 
 /// A collection that can be built from an iterator in a given allocator: the
 /// allocator-aware `FromIterator`, with bumpalo's name and shape.
@@ -21,7 +20,7 @@ use crate::OneWayAlloc;
 /// | [`Box<[T], B>`](crate::collections::Box) | `T` | `B` |
 /// | [`HashMap<K, V, S, B>`](crate::collections::HashMap) | `(K, V)` | `B` |
 /// | [`HashSet<T, S, B>`](crate::collections::HashSet) | `T` | `B` |
-/// | [`String<'a, A>`](crate::collections::String) | `char`, `&char`, `&str` | `&'a OneWayAlloc<A>` |
+/// | [`String<'a, R>`](crate::collections::String) | `char`, `&char`, `&str` | `&'a R`, the arena: `&'a OneWayAlloc` or `&'a SyncOneWayAlloc` |
 /// | `Option<C>` | `Option<T>` where `C` collects `T` | `C`'s |
 /// | `Result<C, E>` | `Result<T, E>` where `C` collects `T` | `C`'s |
 ///
@@ -208,8 +207,8 @@ where
 /// Builds an arena `String` from any items it can `extend` with.
 macro_rules! string_from_iter_in {
     ($($item:ty),*) => {$(
-        impl<'a, 'i, A: Allocator> FromIteratorIn<$item> for String<'a, A> {
-            type Alloc = &'a OneWayAlloc<A>;
+        impl<'a, 'i, R: Arena> FromIteratorIn<$item> for String<'a, R> {
+            type Alloc = &'a R;
 
             #[inline]
             fn from_iter_in<I>(iter: I, alloc: Self::Alloc) -> Self

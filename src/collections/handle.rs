@@ -16,7 +16,7 @@ use crate::{OneWayAlloc, Scope};
 /// | `arena: &mut OneWayAlloc` (as [`with_scratch`](crate::with_scratch) gives it) | `arena` (reborrowed, not moved) | `&OneWayAlloc` |
 /// | `guard: PooledArena` (from [`Pool::get`](crate::Pool::get)) | `&guard` | `&OneWayAlloc` |
 /// | `s: &mut Scope` (in [`scope`](OneWayAlloc::scope)) | `s` | `&OneWayAlloc`, as `s.arena()` |
-/// | `arena: SyncOneWayAlloc` (with `std`) | `&arena` | `&SyncOneWayAlloc` (not `format_in!`) |
+/// | `arena: SyncOneWayAlloc` (with `std`) | `&arena` | `&SyncOneWayAlloc` ([`collections::sync`](crate::collections::sync)) |
 /// | any other allocator `alloc: B` where `B: Clone` | `&alloc` | `B`, a clone |
 ///
 /// The handle is taken by reference (`&H`) so that a `&mut OneWayAlloc` is
@@ -49,7 +49,7 @@ use crate::{OneWayAlloc, Scope};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a handle on an arena (or a `Clone` allocator)",
     label = "`collect_in`, `vec![in ...]` and `format_in!` take a handle on an arena here",
-    note = "pass `&arena` for a `OneWayAlloc`, `&guard` for a pool's `PooledArena` (from `Pool::get`), `arena` as `with_scratch` gives it, or `s`/`s.arena()` in a scope",
+    note = "pass `&arena` for a `OneWayAlloc` or a `SyncOneWayAlloc`, `&guard` for a pool's `PooledArena` (from `Pool::get`), `arena` as `with_scratch` gives it, or `s`/`s.arena()` in a scope",
     note = "a `Pool` is not an arena: take one with `let guard = pool.get();` and pass `&guard`"
 )]
 pub trait ArenaHandle {

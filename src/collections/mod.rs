@@ -26,6 +26,15 @@
 //! assert_eq!(order[0], "dim0");
 //! ```
 //!
+//! # In the thread-safe arena
+//!
+//! [`sync`] has the same names over `&'a SyncOneWayAlloc` (feature `std`):
+//! `use onewayalloc::collections::sync as arena;` and the code above works with a
+//! [`SyncOneWayAlloc`](crate::SyncOneWayAlloc), its values `Send` and `Sync`. The
+//! arena [`String`] takes the arena type as its parameter ([`Arena`]):
+//! `String<'a>` is in a `OneWayAlloc`, `String<'a, SyncOneWayAlloc>` (spelled
+//! `sync::String<'a>`) in a `SyncOneWayAlloc`.
+//!
 //! # Building collections
 //!
 //! - [`vec!`](crate::vec): `onewayalloc::vec![in &arena; 1, 2, 3]`,
@@ -122,11 +131,15 @@
 //! `Vec` and `Box` are then `std`'s own types with the arena as their allocator
 //! (`std::vec::Vec<T, &OneWayAlloc>`), and everything above works the same.
 
+mod arena_type;
 mod collect;
 mod handle;
 mod string;
+#[cfg(feature = "std")]
+pub mod sync;
 mod vec_macro;
 
+pub use arena_type::Arena;
 pub use collect::{CollectIn, FromIteratorIn};
 #[doc(hidden)]
 pub use handle::__alloc_of;

@@ -8,8 +8,10 @@ use serde::de::{
     self, Deserialize, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor,
 };
 
+use allocator_api2::alloc::Allocator;
+
 use crate::OneWayAlloc;
-use crate::collections::{Box, String, Vec};
+use crate::collections::{Arena, String};
 
 /// A type that deserializes into an arena: its strings, vectors, boxes and maps are
 /// allocated in `arena`, so the value borrows the arena for `'a` and the input can be
@@ -45,10 +47,21 @@ use crate::collections::{Box, String, Vec};
 /// and a length announced by the input (`size_hint`) reserves at most 1 MiB ahead,
 /// serde's own cautious rule.
 ///
+/// The arena type `R` is `OneWayAlloc` unless named: `DeserializeIn<'a,
+/// SyncOneWayAlloc>` deserializes into a [`SyncOneWayAlloc`](crate::SyncOneWayAlloc)
+/// (see [`SyncOneWayAlloc::deserialize`](crate::SyncOneWayAlloc::deserialize) and
+/// the `serde` module's "Into a `SyncOneWayAlloc`").
+///
 /// The lifetime of a borrowed field (`&'x str`, `Vec<'x, T>`) may be shorter than
 /// the arena borrow `'a`: the implementations hold for every `'x` that `'a`
 /// outlives, which is what lets the derive tie a struct's own lifetime to the arena.
-pub trait DeserializeIn<'a>: Sized {
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be deserialized into the arena `{R}`",
+    label = "not `DeserializeIn<'_, {R}>`",
+    note = "the arena `Vec`, `Box`, `HashMap`, `HashSet` and `String` deserialize into the arena they are typed for: `collections::Vec` into a `OneWayAlloc`, `collections::sync::Vec` into a `SyncOneWayAlloc`",
+    note = "for a struct or enum whose strings and collections live in a `SyncOneWayAlloc`, add `#[onewayalloc(arena = onewayalloc::SyncOneWayAlloc)]` beside `#[derive(DeserializeIn)]` and call `SyncOneWayAlloc::deserialize`"
+)]
+pub trait DeserializeIn<'a, R: ?Sized = OneWayAlloc>: Sized {
     /// Deserializes a value whose allocations live in `arena`.
     ///
     /// # Errors
@@ -67,7 +80,7 @@ pub trait DeserializeIn<'a>: Sized {
     /// ```
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error>;
 }
 
@@ -117,6 +130,58 @@ impl OneWayAlloc {
     }
 }
 
+#[cfg(feature = "std")]
+impl crate::SyncOneWayAlloc {
+    /// Deserializes a `T` into this thread-safe arena, as
+    /// [`OneWayAlloc::deserialize`] does into a `OneWayAlloc`: `T`'s strings and
+    /// collections live in the arena (its fields are
+    /// [`collections::sync`](crate::collections::sync) types), so a `T` that holds
+    /// nothing else is `Send` and `Sync` and may be held across an `.await` or read
+    /// by other threads. Each thread allocates in its own serial arena, so several
+    /// threads may deserialize into one arena at once.
+    ///
+    /// # Errors
+    /// The deserializer's (see [`DeserializeIn::deserialize_in`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::SyncOneWayAlloc;
+    /// use onewayalloc::collections::sync as arena;
+    ///
+    /// let arena = SyncOneWayAlloc::new();
+    /// let mut de = serde_json::Deserializer::from_str(r#"["cpu", "disk"]"#);
+    /// let names: arena::Vec<arena::String> = arena.deserialize(&mut de).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| assert_eq!(names[1], "disk")); // read on another thread
+    /// });
+    /// ```
+    pub fn deserialize<'a, 'de, T, D>(&'a self, deserializer: D) -> Result<T, D::Error>
+    where
+        T: DeserializeIn<'a, crate::SyncOneWayAlloc>,
+        D: Deserializer<'de>,
+    {
+        T::deserialize_in(deserializer, self)
+    }
+
+    /// The seed that deserializes a `T` into this arena, as
+    /// [`OneWayAlloc::seed`].
+    ///
+    /// # Examples
+    /// ```
+    /// use serde::de::DeserializeSeed;
+    ///
+    /// let arena = onewayalloc::SyncOneWayAlloc::new();
+    /// let mut de = serde_json::Deserializer::from_str("[1, 2, 3]");
+    /// let v: &[u8] = arena.seed().deserialize(&mut de).unwrap();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    pub fn seed<'a, T: DeserializeIn<'a, crate::SyncOneWayAlloc>>(
+        &'a self,
+    ) -> ArenaSeed<'a, T, crate::SyncOneWayAlloc> {
+        ArenaSeed::new(self)
+    }
+}
+
 /// The [`DeserializeSeed`] of a [`DeserializeIn`] type: it carries the arena into
 /// deserializers that take seeds (`next_element_seed`, `next_value_seed`,
 /// `newtype_variant_seed`).
@@ -132,12 +197,12 @@ impl OneWayAlloc {
 /// let name: &str = ArenaSeed::new(&arena).deserialize(&mut de).unwrap();
 /// assert_eq!(name, "disk");
 /// ```
-pub struct ArenaSeed<'a, T> {
-    arena: &'a OneWayAlloc,
+pub struct ArenaSeed<'a, T, R: ?Sized = OneWayAlloc> {
+    arena: &'a R,
     marker: PhantomData<fn() -> T>,
 }
 
-impl<'a, T> ArenaSeed<'a, T> {
+impl<'a, T, R: ?Sized> ArenaSeed<'a, T, R> {
     /// The seed of a `T` in `arena`.
     ///
     /// ```
@@ -145,7 +210,7 @@ impl<'a, T> ArenaSeed<'a, T> {
     /// let seed = onewayalloc::serde::ArenaSeed::<u32>::new(&arena);
     /// assert!(core::ptr::eq(seed.arena(), &arena));
     /// ```
-    pub fn new(arena: &'a OneWayAlloc) -> Self {
+    pub fn new(arena: &'a R) -> Self {
         ArenaSeed {
             arena,
             marker: PhantomData,
@@ -158,26 +223,26 @@ impl<'a, T> ArenaSeed<'a, T> {
     /// let arena = onewayalloc::OneWayAlloc::new();
     /// assert!(core::ptr::eq(arena.seed::<u8>().arena(), &arena));
     /// ```
-    pub fn arena(&self) -> &'a OneWayAlloc {
+    pub fn arena(&self) -> &'a R {
         self.arena
     }
 }
 
-impl<T> Clone for ArenaSeed<'_, T> {
+impl<T, R: ?Sized> Clone for ArenaSeed<'_, T, R> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for ArenaSeed<'_, T> {}
+impl<T, R: ?Sized> Copy for ArenaSeed<'_, T, R> {}
 
-impl<T> fmt::Debug for ArenaSeed<'_, T> {
+impl<T, R: ?Sized> fmt::Debug for ArenaSeed<'_, T, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ArenaSeed").finish_non_exhaustive()
     }
 }
 
-impl<'de, 'a, T: DeserializeIn<'a>> DeserializeSeed<'de> for ArenaSeed<'a, T> {
+impl<'de, 'a, T: DeserializeIn<'a, R>, R: ?Sized> DeserializeSeed<'de> for ArenaSeed<'a, T, R> {
     type Value = T;
 
     #[inline]
@@ -185,6 +250,11 @@ impl<'de, 'a, T: DeserializeIn<'a>> DeserializeSeed<'de> for ArenaSeed<'a, T> {
         T::deserialize_in(deserializer, self.arena)
     }
 }
+
+/// An arena `Vec` in the arena `R`.
+type ArenaVec<'x, T, R> = allocator_api2::vec::Vec<T, &'x R>;
+/// An arena `Box` in the arena `R`.
+type ArenaBox<'x, T, R> = allocator_api2::boxed::Box<T, &'x R>;
 
 /// The most bytes a `size_hint` from the input reserves ahead: serde's cautious rule.
 pub(crate) const MAX_PREALLOC_BYTES: usize = 1024 * 1024;
@@ -200,7 +270,7 @@ fn cautious<T>(hint: Option<usize>) -> usize {
 /// The deserializer's error for a refused arena allocation, naming the limit.
 #[cold]
 #[inline(never)]
-fn refused<E: de::Error>(arena: &OneWayAlloc) -> E {
+fn refused<E: de::Error, R: Arena>(arena: &R) -> E {
     match arena.limit() {
         Some(limit) => E::custom(format_args!(
             "the arena's limit of {limit} bytes is reached"
@@ -211,11 +281,11 @@ fn refused<E: de::Error>(arena: &OneWayAlloc) -> E {
 
 macro_rules! by_deserialize {
     ($($ty:ty),* $(,)?) => {$(
-        impl<'a> DeserializeIn<'a> for $ty {
+        impl<'a, R: ?Sized> DeserializeIn<'a, R> for $ty {
             #[inline]
             fn deserialize_in<'de, D: Deserializer<'de>>(
                 deserializer: D,
-                _arena: &'a OneWayAlloc,
+                _arena: &'a R,
             ) -> Result<Self, D::Error> {
                 <$ty as Deserialize<'de>>::deserialize(deserializer)
             }
@@ -262,10 +332,10 @@ by_deserialize!(
     core::net::SocketAddrV6,
 );
 
-impl<'a, T: ?Sized> DeserializeIn<'a> for PhantomData<T> {
+impl<'a, T: ?Sized, R: ?Sized> DeserializeIn<'a, R> for PhantomData<T> {
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        _arena: &'a OneWayAlloc,
+        _arena: &'a R,
     ) -> Result<Self, D::Error> {
         PhantomData::<T>::deserialize(deserializer)
     }
@@ -278,12 +348,14 @@ impl<'a, T: ?Sized> DeserializeIn<'a> for PhantomData<T> {
 /// temporaries of the deserializer's string path (its UTF-8 check, its reader
 /// position) and of the arena's copy would be in the frame of the struct around the
 /// string, which a recursive type repeats at every nesting level.
-struct StrVisitor<'a, F> {
-    arena: &'a OneWayAlloc,
+struct StrVisitor<'a, F, R> {
+    arena: &'a R,
     alloc: F,
 }
 
-impl<'de, 'a, T, F: FnOnce(&str, &'a OneWayAlloc) -> Option<T>> Visitor<'de> for StrVisitor<'a, F> {
+impl<'de, 'a, T, R: Arena, F: FnOnce(&str, &'a R) -> Option<T>> Visitor<'de>
+    for StrVisitor<'a, F, R>
+{
     type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -302,53 +374,53 @@ impl<'de, 'a, T, F: FnOnce(&str, &'a OneWayAlloc) -> Option<T>> Visitor<'de> for
     }
 }
 
-impl<'a: 'x, 'x> DeserializeIn<'a> for &'x str {
+impl<'a: 'x, 'x, R: Arena> DeserializeIn<'a, R> for &'x str {
     #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_str(StrVisitor {
             arena,
-            alloc: |s: &str, arena: &'a OneWayAlloc| arena.try_alloc_str(s).ok().map(|s| &*s),
+            alloc: |s: &str, arena: &'a R| arena.try_alloc_str(s).ok().map(|s| &*s),
         })
     }
 }
 
-impl<'a: 'x, 'x> DeserializeIn<'a> for &'x mut str {
+impl<'a: 'x, 'x, R: Arena> DeserializeIn<'a, R> for &'x mut str {
     #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_str(StrVisitor {
             arena,
-            alloc: |s: &str, arena: &'a OneWayAlloc| arena.try_alloc_str(s).ok(),
+            alloc: |s: &str, arena: &'a R| arena.try_alloc_str(s).ok(),
         })
     }
 }
 
-impl<'a: 'x, 'x> DeserializeIn<'a> for String<'x> {
+impl<'a: 'x, 'x, R: Arena> DeserializeIn<'a, R> for String<'x, R> {
     #[inline(never)]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_str(StrVisitor {
             arena,
-            alloc: |s: &str, arena: &'a OneWayAlloc| String::try_from_str_in(s, arena).ok(),
+            alloc: |s: &str, arena: &'a R| String::try_from_str_in(s, arena).ok(),
         })
     }
 }
 
 /// Sequences into an arena `Vec`: reserved cautiously, grown by `try_reserve`.
-struct VecVisitor<'a, 'x, T> {
-    arena: &'a OneWayAlloc,
-    marker: PhantomData<fn() -> Vec<'x, T>>,
+struct VecVisitor<'a, 'x, T, R> {
+    arena: &'a R,
+    marker: PhantomData<fn() -> (T, &'x ())>,
 }
 
-impl<'a, 'x, T> VecVisitor<'a, 'x, T> {
-    fn new(arena: &'a OneWayAlloc) -> Self {
+impl<'a, 'x, T, R> VecVisitor<'a, 'x, T, R> {
+    fn new(arena: &'a R) -> Self {
         VecVisitor {
             arena,
             marker: PhantomData,
@@ -356,19 +428,22 @@ impl<'a, 'x, T> VecVisitor<'a, 'x, T> {
     }
 }
 
-impl<'de, 'a: 'x, 'x, T: DeserializeIn<'a>> Visitor<'de> for VecVisitor<'a, 'x, T> {
-    type Value = Vec<'x, T>;
+impl<'de, 'a: 'x, 'x, T: DeserializeIn<'a, R>, R: Arena> Visitor<'de> for VecVisitor<'a, 'x, T, R>
+where
+    &'x R: Allocator,
+{
+    type Value = ArenaVec<'x, T, R>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a sequence")
     }
 
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
-        let mut vec = Vec::new_in(self.arena);
+        let mut vec = ArenaVec::new_in(self.arena);
         // A reservation the arena refuses (a hint past the limit) is only skipped:
         // the elements that do come are what counts against the limit.
         let _ = vec.try_reserve(cautious::<T>(seq.size_hint()));
-        while let Some(value) = seq.next_element_seed(ArenaSeed::<T>::new(self.arena))? {
+        while let Some(value) = seq.next_element_seed(ArenaSeed::<T, R>::new(self.arena))? {
             if vec.len() == vec.capacity() {
                 // On failure `value` and `vec` drop here, each element once.
                 vec.try_reserve(1).map_err(|_| refused(self.arena))?;
@@ -379,10 +454,13 @@ impl<'de, 'a: 'x, 'x, T: DeserializeIn<'a>> Visitor<'de> for VecVisitor<'a, 'x, 
     }
 }
 
-impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Vec<'x, T> {
+impl<'a: 'x, 'x, T: DeserializeIn<'a, R>, R: Arena> DeserializeIn<'a, R> for ArenaVec<'x, T, R>
+where
+    &'x R: Allocator,
+{
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_seq(VecVisitor::new(arena))
     }
@@ -391,22 +469,28 @@ impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Vec<'x, T> {
 /// A slice in the arena: the vector's spare capacity is given back first (in place
 /// when it is the arena's most recent block), then it is leaked. Its elements are
 /// never dropped, as with any value placed in the arena.
-impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for &'x mut [T] {
+impl<'a: 'x, 'x, T: DeserializeIn<'a, R>, R: Arena + 'x> DeserializeIn<'a, R> for &'x mut [T]
+where
+    &'x R: Allocator,
+{
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
-        let mut vec = <Vec<'x, T>>::deserialize_in(deserializer, arena)?;
+        let mut vec = <ArenaVec<'x, T, R>>::deserialize_in(deserializer, arena)?;
         vec.shrink_to_fit();
         Ok(vec.leak())
     }
 }
 
 /// As `&mut [T]`.
-impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for &'x [T] {
+impl<'a: 'x, 'x, T: DeserializeIn<'a, R>, R: Arena + 'x> DeserializeIn<'a, R> for &'x [T]
+where
+    &'x R: Allocator,
+{
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         <&'x mut [T]>::deserialize_in(deserializer, arena).map(|s| &*s)
     }
@@ -416,11 +500,14 @@ impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for &'x [T] {
 /// it: moving it out of the `Result` first (`?`, then `Box::try_new_in`) would be a
 /// second copy of `T` in the frame, and a recursive type pays for this frame at
 /// every nesting level (the `serde` module's "Nesting depth").
-impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Box<'x, T> {
+impl<'a: 'x, 'x, T: DeserializeIn<'a, R>, R: Arena> DeserializeIn<'a, R> for ArenaBox<'x, T, R>
+where
+    &'x R: Allocator,
+{
     #[inline]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         let result = T::deserialize_in(deserializer, arena);
         // Not `?`: the value stays in `result` (see above).
@@ -453,8 +540,11 @@ impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Box<'x, T> {
 /// On `Some`, the box owns the value: the caller must neither use nor drop `*value`
 /// again (it forgets the value's owner).
 #[inline]
-unsafe fn move_into_box<'x, T>(value: &T, arena: &'x OneWayAlloc) -> Option<Box<'x, T>> {
-    let mut boxed = Box::<T, _>::try_new_uninit_in(arena).ok()?;
+unsafe fn move_into_box<'x, T, R>(value: &T, arena: &'x R) -> Option<ArenaBox<'x, T, R>>
+where
+    &'x R: Allocator,
+{
+    let mut boxed = ArenaBox::<T, _>::try_new_uninit_in(arena).ok()?;
     // SAFETY: `boxed` is a fresh allocation for a `T` (dangling but aligned for a
     // zero-sized one), valid for writes of one `T`, so it cannot overlap `value`;
     // the copy moves the value, as the caller gives up `*value` (the contract).
@@ -463,32 +553,37 @@ unsafe fn move_into_box<'x, T>(value: &T, arena: &'x OneWayAlloc) -> Option<Box<
     Some(unsafe { boxed.assume_init() })
 }
 
-impl<'a: 'x, 'x, T: DeserializeIn<'a>> DeserializeIn<'a> for Box<'x, [T]> {
+impl<'a: 'x, 'x, T: DeserializeIn<'a, R>, R: Arena> DeserializeIn<'a, R> for ArenaBox<'x, [T], R>
+where
+    &'x R: Allocator,
+{
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
-        <Vec<'x, T>>::deserialize_in(deserializer, arena).map(Vec::into_boxed_slice)
+        <ArenaVec<'x, T, R>>::deserialize_in(deserializer, arena).map(ArenaVec::into_boxed_slice)
     }
 }
 
 /// Maps into an arena `HashMap`: reserved cautiously, grown by `try_reserve`; a key
 /// that repeats keeps its last value, as serde's `HashMap` does.
-struct MapVisitor<'a, M> {
-    arena: &'a OneWayAlloc,
+struct MapVisitor<'a, M, R> {
+    arena: &'a R,
     marker: PhantomData<fn() -> M>,
 }
 
-type ArenaMap<'x, K, V, S> = hashbrown::HashMap<K, V, S, &'x OneWayAlloc>;
-type ArenaSet<'x, T, S> = hashbrown::HashSet<T, S, &'x OneWayAlloc>;
+type ArenaMap<'x, K, V, S, R> = hashbrown::HashMap<K, V, S, &'x R>;
+type ArenaSet<'x, T, S, R> = hashbrown::HashSet<T, S, &'x R>;
 
-impl<'de, 'a: 'x, 'x, K, V, S> Visitor<'de> for MapVisitor<'a, ArenaMap<'x, K, V, S>>
+impl<'de, 'a: 'x, 'x, K, V, S, R: Arena> Visitor<'de>
+    for MapVisitor<'a, ArenaMap<'x, K, V, S, R>, R>
 where
-    K: DeserializeIn<'a> + Eq + Hash,
-    V: DeserializeIn<'a>,
+    &'x R: Allocator,
+    K: DeserializeIn<'a, R> + Eq + Hash,
+    V: DeserializeIn<'a, R>,
     S: BuildHasher + Default,
 {
-    type Value = ArenaMap<'x, K, V, S>;
+    type Value = ArenaMap<'x, K, V, S, R>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a map")
@@ -498,8 +593,8 @@ where
         let arena = self.arena;
         let mut map = hashbrown::HashMap::with_hasher_in(S::default(), arena);
         let _ = map.try_reserve(cautious::<(K, V)>(access.size_hint()));
-        while let Some(key) = access.next_key_seed(ArenaSeed::<K>::new(arena))? {
-            let value = access.next_value_seed(ArenaSeed::<V>::new(arena))?;
+        while let Some(key) = access.next_key_seed(ArenaSeed::<K, R>::new(arena))? {
+            let value = access.next_value_seed(ArenaSeed::<V, R>::new(arena))?;
             map.try_reserve(1).map_err(|_| refused(arena))?;
             map.insert(key, value);
         }
@@ -507,29 +602,31 @@ where
     }
 }
 
-impl<'a: 'x, 'x, K, V, S> DeserializeIn<'a> for ArenaMap<'x, K, V, S>
+impl<'a: 'x, 'x, K, V, S, R: Arena> DeserializeIn<'a, R> for ArenaMap<'x, K, V, S, R>
 where
-    K: DeserializeIn<'a> + Eq + Hash,
-    V: DeserializeIn<'a>,
+    &'x R: Allocator,
+    K: DeserializeIn<'a, R> + Eq + Hash,
+    V: DeserializeIn<'a, R>,
     S: BuildHasher + Default,
 {
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(MapVisitor::<Self> {
+        deserializer.deserialize_map(MapVisitor::<Self, R> {
             arena,
             marker: PhantomData,
         })
     }
 }
 
-impl<'de, 'a: 'x, 'x, T, S> Visitor<'de> for MapVisitor<'a, ArenaSet<'x, T, S>>
+impl<'de, 'a: 'x, 'x, T, S, R: Arena> Visitor<'de> for MapVisitor<'a, ArenaSet<'x, T, S, R>, R>
 where
-    T: DeserializeIn<'a> + Eq + Hash,
+    &'x R: Allocator,
+    T: DeserializeIn<'a, R> + Eq + Hash,
     S: BuildHasher + Default,
 {
-    type Value = ArenaSet<'x, T, S>;
+    type Value = ArenaSet<'x, T, S, R>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a sequence")
@@ -539,7 +636,7 @@ where
         let arena = self.arena;
         let mut set = hashbrown::HashSet::with_hasher_in(S::default(), arena);
         let _ = set.try_reserve(cautious::<T>(access.size_hint()));
-        while let Some(value) = access.next_element_seed(ArenaSeed::<T>::new(arena))? {
+        while let Some(value) = access.next_element_seed(ArenaSeed::<T, R>::new(arena))? {
             set.try_reserve(1).map_err(|_| refused(arena))?;
             set.insert(value);
         }
@@ -547,28 +644,29 @@ where
     }
 }
 
-impl<'a: 'x, 'x, T, S> DeserializeIn<'a> for ArenaSet<'x, T, S>
+impl<'a: 'x, 'x, T, S, R: Arena> DeserializeIn<'a, R> for ArenaSet<'x, T, S, R>
 where
-    T: DeserializeIn<'a> + Eq + Hash,
+    &'x R: Allocator,
+    T: DeserializeIn<'a, R> + Eq + Hash,
     S: BuildHasher + Default,
 {
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
-        deserializer.deserialize_seq(MapVisitor::<Self> {
+        deserializer.deserialize_seq(MapVisitor::<Self, R> {
             arena,
             marker: PhantomData,
         })
     }
 }
 
-struct OptionVisitor<'a, T> {
-    arena: &'a OneWayAlloc,
+struct OptionVisitor<'a, T, R: ?Sized> {
+    arena: &'a R,
     marker: PhantomData<fn() -> T>,
 }
 
-impl<'de, 'a, T: DeserializeIn<'a>> Visitor<'de> for OptionVisitor<'a, T> {
+impl<'de, 'a, T: DeserializeIn<'a, R>, R: ?Sized> Visitor<'de> for OptionVisitor<'a, T, R> {
     type Value = Option<T>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -589,11 +687,11 @@ impl<'de, 'a, T: DeserializeIn<'a>> Visitor<'de> for OptionVisitor<'a, T> {
     }
 }
 
-impl<'a, T: DeserializeIn<'a>> DeserializeIn<'a> for Option<T> {
+impl<'a, T: DeserializeIn<'a, R>, R: ?Sized> DeserializeIn<'a, R> for Option<T> {
     #[inline]
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_option(OptionVisitor {
             arena,
@@ -604,18 +702,18 @@ impl<'a, T: DeserializeIn<'a>> DeserializeIn<'a> for Option<T> {
 
 macro_rules! tuples {
     ($($len:literal => ($($n:tt $name:ident)+))+) => {$(
-        impl<'a, $($name: DeserializeIn<'a>),+> DeserializeIn<'a> for ($($name,)+) {
+        impl<'a, R: ?Sized, $($name: DeserializeIn<'a, R>),+> DeserializeIn<'a, R> for ($($name,)+) {
             fn deserialize_in<'de, D: Deserializer<'de>>(
                 deserializer: D,
-                arena: &'a OneWayAlloc,
+                arena: &'a R,
             ) -> Result<Self, D::Error> {
-                struct TupleVisitor<'a, $($name),+> {
-                    arena: &'a OneWayAlloc,
+                struct TupleVisitor<'a, R: ?Sized, $($name),+> {
+                    arena: &'a R,
                     marker: PhantomData<fn() -> ($($name,)+)>,
                 }
 
-                impl<'de, 'a, $($name: DeserializeIn<'a>),+> Visitor<'de>
-                    for TupleVisitor<'a, $($name),+>
+                impl<'de, 'a, R: ?Sized, $($name: DeserializeIn<'a, R>),+> Visitor<'de>
+                    for TupleVisitor<'a, R, $($name),+>
                 {
                     type Value = ($($name,)+);
 
@@ -630,7 +728,7 @@ macro_rules! tuples {
                     ) -> Result<Self::Value, S::Error> {
                         $(
                             let Some($name) =
-                                seq.next_element_seed(ArenaSeed::<$name>::new(self.arena))?
+                                seq.next_element_seed(ArenaSeed::<$name, R>::new(self.arena))?
                             else {
                                 // The message of `&self`, without the visitor's address.
                                 return Err(S::Error::invalid_length(
@@ -664,12 +762,14 @@ tuples! {
     12 => (0 T0 1 T1 2 T2 3 T3 4 T4 5 T5 6 T6 7 T7 8 T8 9 T9 10 T10 11 T11)
 }
 
-struct ArrayVisitor<'a, T, const N: usize> {
-    arena: &'a OneWayAlloc,
+struct ArrayVisitor<'a, T, R: ?Sized, const N: usize> {
+    arena: &'a R,
     marker: PhantomData<fn() -> [T; N]>,
 }
 
-impl<'de, 'a, T: DeserializeIn<'a>, const N: usize> Visitor<'de> for ArrayVisitor<'a, T, N> {
+impl<'de, 'a, T: DeserializeIn<'a, R>, R: ?Sized, const N: usize> Visitor<'de>
+    for ArrayVisitor<'a, T, R, N>
+{
     type Value = [T; N];
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -684,7 +784,7 @@ impl<'de, 'a, T: DeserializeIn<'a>, const N: usize> Visitor<'de> for ArrayVisito
             if error.is_some() {
                 return None;
             }
-            match seq.next_element_seed(ArenaSeed::<T>::new(self.arena)) {
+            match seq.next_element_seed(ArenaSeed::<T, R>::new(self.arena)) {
                 Ok(Some(value)) => Some(value),
                 Ok(None) => {
                     error = Some(S::Error::invalid_length(i, &self));
@@ -703,10 +803,10 @@ impl<'de, 'a, T: DeserializeIn<'a>, const N: usize> Visitor<'de> for ArrayVisito
     }
 }
 
-impl<'a, T: DeserializeIn<'a>, const N: usize> DeserializeIn<'a> for [T; N] {
+impl<'a, T: DeserializeIn<'a, R>, R: ?Sized, const N: usize> DeserializeIn<'a, R> for [T; N] {
     fn deserialize_in<'de, D: Deserializer<'de>>(
         deserializer: D,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<Self, D::Error> {
         deserializer.deserialize_tuple(
             N,
@@ -725,13 +825,12 @@ pub mod __private {
     pub use core::{default::Default, fmt, marker::PhantomData, option::Option, result::Result};
 
     use super::{DeserializeIn, de};
-    use crate::OneWayAlloc;
 
     /// A field that the input left out: `None` for an `Option`, else serde's
     /// `missing_field` error (what serde's own derive does).
-    pub fn missing_field<'a, T: DeserializeIn<'a>, E: de::Error>(
+    pub fn missing_field<'a, T: DeserializeIn<'a, R>, E: de::Error, R: ?Sized>(
         field: &'static str,
-        arena: &'a OneWayAlloc,
+        arena: &'a R,
     ) -> Result<T, E> {
         T::deserialize_in(
             MissingField {

@@ -5,11 +5,13 @@ use core::iter::FusedIterator;
 use core::ops::{Bound, Range, RangeBounds};
 use core::ptr;
 
-use allocator_api2::alloc::{AllocError, Allocator};
+use allocator_api2::alloc::AllocError;
 
 use super::String;
+use crate::OneWayAlloc;
+use crate::collections::Arena;
 
-impl<'a, A: Allocator> String<'a, A> {
+impl<'a, R: Arena> String<'a, R> {
     /// Removes the last character and returns it, or `None` if the string is empty.
     ///
     /// ```
@@ -178,13 +180,13 @@ impl<'a, A: Allocator> String<'a, A> {
     pub fn retain<F: FnMut(char) -> bool>(&mut self, mut keep: F) {
         /// The compaction in progress: `bytes[..write]` are the kept characters,
         /// `bytes[read..len]` the ones not yet visited (untouched, so valid UTF-8).
-        struct Compaction<'v, 'a, A: Allocator> {
-            bytes: &'v mut super::Vec<'a, u8, A>,
+        struct Compaction<'v, 'a, R: Arena + 'a> {
+            bytes: &'v mut super::Bytes<'a, R>,
             read: usize,
             write: usize,
             len: usize,
         }
-        impl<A: Allocator> Drop for Compaction<'_, '_, A> {
+        impl<R: Arena> Drop for Compaction<'_, '_, R> {
             // Runs at the end and when `keep` panics: the unvisited tail moves down
             // behind the kept characters.
             fn drop(&mut self) {
@@ -195,7 +197,7 @@ impl<'a, A: Allocator> String<'a, A> {
         }
 
         let len = self.len();
-        let mut state = Compaction {
+        let mut state: Compaction<'_, '_, R> = Compaction {
             bytes: &mut self.bytes,
             read: 0,
             write: 0,
@@ -286,7 +288,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// assert_eq!(s, "Α is alpha");
     /// ```
     #[track_caller]
-    pub fn replace_range<R: RangeBounds<usize>>(&mut self, range: R, replace_with: &str) {
+    pub fn replace_range<Bounds: RangeBounds<usize>>(&mut self, range: Bounds, replace_with: &str) {
         let range = self.replace_range_checked(range);
         self.reserve(replace_with.len().saturating_sub(range.len()));
         self.replace_reserved(range, replace_with);
@@ -310,9 +312,9 @@ impl<'a, A: Allocator> String<'a, A> {
     /// # Ok::<(), onewayalloc::AllocError>(())
     /// ```
     #[track_caller]
-    pub fn try_replace_range<R: RangeBounds<usize>>(
+    pub fn try_replace_range<Bounds: RangeBounds<usize>>(
         &mut self,
-        range: R,
+        range: Bounds,
         replace_with: &str,
     ) -> Result<(), AllocError> {
         let range = self.replace_range_checked(range);
@@ -341,7 +343,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// assert_eq!(s, "");
     /// ```
     #[track_caller]
-    pub fn drain<R: RangeBounds<usize>>(&mut self, range: R) -> Drain<'_, 'a, A> {
+    pub fn drain<Bounds: RangeBounds<usize>>(&mut self, range: Bounds) -> Drain<'_, 'a, R> {
         let Range { start, end } = checked_range(self.as_bytes(), range);
         assert!(self.is_char_boundary(start));
         assert!(self.is_char_boundary(end));
@@ -356,7 +358,7 @@ impl<'a, A: Allocator> String<'a, A> {
 
     /// The checks of `replace_range`, with `std`'s messages.
     #[track_caller]
-    fn replace_range_checked<R: RangeBounds<usize>>(&self, range: R) -> Range<usize> {
+    fn replace_range_checked<Bounds: RangeBounds<usize>>(&self, range: Bounds) -> Range<usize> {
         let range = checked_range(self.as_bytes(), range);
         assert!(
             self.is_char_boundary(range.start),
@@ -400,7 +402,7 @@ impl<'a, A: Allocator> String<'a, A> {
 /// with the pair of bounds runs the checks (and messages) of `core::slice::range`,
 /// which `std`'s `String::drain` and `replace_range` use. The bounds are read once.
 #[track_caller]
-fn checked_range<R: RangeBounds<usize>>(bytes: &[u8], range: R) -> Range<usize> {
+fn checked_range<Bounds: RangeBounds<usize>>(bytes: &[u8], range: Bounds) -> Range<usize> {
     let bounds = (range.start_bound().cloned(), range.end_bound().cloned());
     let _checked = &bytes[bounds];
     // The slicing above passed, so `start <= end <= len`: neither `+ 1` overflows.
@@ -429,8 +431,8 @@ fn checked_range<R: RangeBounds<usize>>(bytes: &[u8], range: R) -> Range<usize> 
 /// drop(drain);
 /// assert_eq!(s, "b,c");
 /// ```
-pub struct Drain<'s, 'a, A: Allocator = crate::Global> {
-    string: &'s mut String<'a, A>,
+pub struct Drain<'s, 'a, R: Arena = OneWayAlloc> {
+    string: &'s mut String<'a, R>,
     /// The range to remove.
     start: usize,
     end: usize,
@@ -439,7 +441,7 @@ pub struct Drain<'s, 'a, A: Allocator = crate::Global> {
     back: usize,
 }
 
-impl<A: Allocator> Drain<'_, '_, A> {
+impl<R: Arena> Drain<'_, '_, R> {
     /// The characters not yet returned, as a `str`.
     ///
     /// ```
@@ -454,7 +456,7 @@ impl<A: Allocator> Drain<'_, '_, A> {
     }
 }
 
-impl<A: Allocator> Iterator for Drain<'_, '_, A> {
+impl<R: Arena> Iterator for Drain<'_, '_, R> {
     type Item = char;
 
     #[inline]
@@ -475,7 +477,7 @@ impl<A: Allocator> Iterator for Drain<'_, '_, A> {
     }
 }
 
-impl<A: Allocator> DoubleEndedIterator for Drain<'_, '_, A> {
+impl<R: Arena> DoubleEndedIterator for Drain<'_, '_, R> {
     #[inline]
     fn next_back(&mut self) -> Option<char> {
         let ch = self.as_str().chars().next_back()?;
@@ -484,10 +486,10 @@ impl<A: Allocator> DoubleEndedIterator for Drain<'_, '_, A> {
     }
 }
 
-impl<A: Allocator> FusedIterator for Drain<'_, '_, A> {}
+impl<R: Arena> FusedIterator for Drain<'_, '_, R> {}
 
 /// Removes the drained range: the bytes after it move down.
-impl<A: Allocator> Drop for Drain<'_, '_, A> {
+impl<R: Arena> Drop for Drain<'_, '_, R> {
     fn drop(&mut self) {
         let (start, end, len) = (self.start, self.end, self.string.len());
         let bytes = &mut self.string.bytes;
@@ -496,7 +498,7 @@ impl<A: Allocator> Drop for Drain<'_, '_, A> {
     }
 }
 
-impl<A: Allocator> fmt::Debug for Drain<'_, '_, A> {
+impl<R: Arena> fmt::Debug for Drain<'_, '_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Drain").field(&self.as_str()).finish()
     }

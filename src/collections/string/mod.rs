@@ -8,9 +8,9 @@ use core::ops::{Add, AddAssign, Deref, DerefMut};
 
 use alloc::borrow::Cow;
 
-use allocator_api2::alloc::{AllocError, Allocator, Global};
+use allocator_api2::alloc::AllocError;
 
-use super::Vec;
+use super::Arena;
 use crate::OneWayAlloc;
 
 mod edit;
@@ -19,7 +19,16 @@ mod utf8;
 pub use edit::Drain;
 pub use utf8::{FromUtf8Error, FromUtf16Error};
 
+/// The bytes of a [`String`] in the arena `R`: an allocator-api2 `Vec<u8>` holding
+/// `&'a R` (for a `OneWayAlloc`, the arena [`Vec<'a, u8>`](super::Vec)).
+type Bytes<'a, R> = allocator_api2::vec::Vec<u8, <R as Arena>::Handle<'a>>;
+
 /// A UTF-8 string in an arena, growing in place at the top of the arena.
+///
+/// `R` is the arena type ([`Arena`]): [`OneWayAlloc`] by default, or
+/// [`SyncOneWayAlloc`](crate::SyncOneWayAlloc), whose string
+/// ([`collections::sync::String`](crate::collections::sync::String)) is `Send` and
+/// `Sync`.
 ///
 /// It derefs to `str`, formats with [`fmt::Write`] (see [`format_in!`](crate::format_in)),
 /// hashes and compares like `str` (so it keys a `HashMap` looked up by `&str`), and
@@ -46,11 +55,11 @@ pub use utf8::{FromUtf8Error, FromUtf16Error};
 /// let kept: &str = s.into_str(); // no copy; lives as long as the arena borrow
 /// assert_eq!(kept.len(), 8);
 /// ```
-pub struct String<'a, A: Allocator = Global> {
-    bytes: Vec<'a, u8, A>,
+pub struct String<'a, R: Arena + 'a = OneWayAlloc> {
+    bytes: Bytes<'a, R>,
 }
 
-impl<'a, A: Allocator> String<'a, A> {
+impl<'a, R: Arena> String<'a, R> {
     /// An empty string; allocates nothing until something is pushed.
     ///
     /// ```
@@ -58,9 +67,9 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::new_in(&arena);
     /// assert!(s.is_empty());
     /// ```
-    pub fn new_in(arena: &'a OneWayAlloc<A>) -> Self {
+    pub fn new_in(arena: &'a R) -> Self {
         String {
-            bytes: Vec::new_in(arena),
+            bytes: allocator_api2::vec::Vec::new_in(arena.handle()),
         }
     }
 
@@ -71,9 +80,9 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::with_capacity_in(64, &arena);
     /// assert!(s.capacity() >= 64);
     /// ```
-    pub fn with_capacity_in(capacity: usize, arena: &'a OneWayAlloc<A>) -> Self {
+    pub fn with_capacity_in(capacity: usize, arena: &'a R) -> Self {
         String {
-            bytes: Vec::with_capacity_in(capacity, arena),
+            bytes: allocator_api2::vec::Vec::with_capacity_in(capacity, arena.handle()),
         }
     }
 
@@ -84,7 +93,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::from_str_in("abc", &arena);
     /// assert_eq!(s, "abc");
     /// ```
-    pub fn from_str_in(s: &str, arena: &'a OneWayAlloc<A>) -> Self {
+    pub fn from_str_in(s: &str, arena: &'a R) -> Self {
         let mut string = Self::with_capacity_in(s.len(), arena);
         string.push_str(s);
         string
@@ -104,10 +113,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// assert!(String::try_with_capacity_in(64, &arena).unwrap().capacity() >= 64);
     /// assert!(String::try_with_capacity_in(usize::MAX, &arena).is_err());
     /// ```
-    pub fn try_with_capacity_in(
-        capacity: usize,
-        arena: &'a OneWayAlloc<A>,
-    ) -> Result<Self, AllocError> {
+    pub fn try_with_capacity_in(capacity: usize, arena: &'a R) -> Result<Self, AllocError> {
         let mut string = Self::new_in(arena);
         string.try_reserve(capacity)?;
         Ok(string)
@@ -123,7 +129,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::try_from_str_in("abc", &arena).unwrap();
     /// assert_eq!(s, "abc");
     /// ```
-    pub fn try_from_str_in(s: &str, arena: &'a OneWayAlloc<A>) -> Result<Self, AllocError> {
+    pub fn try_from_str_in(s: &str, arena: &'a R) -> Result<Self, AllocError> {
         let mut string = Self::try_with_capacity_in(s.len(), arena)?;
         string.append(s);
         Ok(string)
@@ -145,16 +151,13 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = String::try_from_fmt_in(format_args!("{}-{}", 1, 2), &arena).unwrap();
     /// assert_eq!(s, "1-2");
     /// ```
-    pub fn try_from_fmt_in(
-        args: fmt::Arguments<'_>,
-        arena: &'a OneWayAlloc<A>,
-    ) -> Result<Self, AllocError> {
+    pub fn try_from_fmt_in(args: fmt::Arguments<'_>, arena: &'a R) -> Result<Self, AllocError> {
         /// Writes with `try_push_str` and remembers a refused allocation.
-        struct TryWriter<'s, 'a, A: Allocator> {
-            string: &'s mut String<'a, A>,
+        struct TryWriter<'s, 'a, R: Arena> {
+            string: &'s mut String<'a, R>,
             refused: bool,
         }
-        impl<A: Allocator> fmt::Write for TryWriter<'_, '_, A> {
+        impl<R: Arena> fmt::Write for TryWriter<'_, '_, R> {
             fn write_str(&mut self, s: &str) -> fmt::Result {
                 self.string.try_push_str(s).map_err(|AllocError| {
                     self.refused = true;
@@ -368,7 +371,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::from_str_in("ab", &arena);
     /// assert_eq!(s.into_bytes(), [b'a', b'b']);
     /// ```
-    pub fn into_bytes(self) -> Vec<'a, u8, A> {
+    pub fn into_bytes(self) -> Bytes<'a, R> {
         self.bytes
     }
 
@@ -385,7 +388,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// unsafe { s.as_mut_vec().push(b'c') };
     /// assert_eq!(s, "abc");
     /// ```
-    pub unsafe fn as_mut_vec(&mut self) -> &mut Vec<'a, u8, A> {
+    pub unsafe fn as_mut_vec(&mut self) -> &mut Bytes<'a, R> {
         &mut self.bytes
     }
 
@@ -397,8 +400,8 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let copy = onewayalloc::format_in!(s.arena(), "{s}.user");
     /// assert_eq!(copy, "cpu.user");
     /// ```
-    pub fn arena(&self) -> &'a OneWayAlloc<A> {
-        self.bytes.allocator()
+    pub fn arena(&self) -> &'a R {
+        R::from_handle(*self.bytes.allocator())
     }
 
     /// A string of the `char`s of `iter` (bumpalo's inherent
@@ -410,7 +413,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::from_iter_in(['o', 'w', 'a'], &arena);
     /// assert_eq!(s, "owa");
     /// ```
-    pub fn from_iter_in<I: IntoIterator<Item = char>>(iter: I, arena: &'a OneWayAlloc<A>) -> Self {
+    pub fn from_iter_in<I: IntoIterator<Item = char>>(iter: I, arena: &'a R) -> Self {
         let mut string = Self::new_in(arena);
         string.extend(iter);
         string
@@ -433,7 +436,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// ```
     pub fn try_from_iter_in<I: IntoIterator<Item = char>>(
         iter: I,
-        arena: &'a OneWayAlloc<A>,
+        arena: &'a R,
     ) -> Result<Self, AllocError> {
         let iter = iter.into_iter();
         let mut string = Self::try_with_capacity_in(iter.size_hint().0, arena)?;
@@ -491,7 +494,7 @@ impl<'a, A: Allocator> String<'a, A> {
     }
 }
 
-impl<A: Allocator> Deref for String<'_, A> {
+impl<R: Arena> Deref for String<'_, R> {
     type Target = str;
 
     fn deref(&self) -> &str {
@@ -499,13 +502,13 @@ impl<A: Allocator> Deref for String<'_, A> {
     }
 }
 
-impl<A: Allocator> DerefMut for String<'_, A> {
+impl<R: Arena> DerefMut for String<'_, R> {
     fn deref_mut(&mut self) -> &mut str {
         self.as_mut_str()
     }
 }
 
-impl<A: Allocator> fmt::Write for String<'_, A> {
+impl<R: Arena> fmt::Write for String<'_, R> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.push_str(s);
         Ok(())
@@ -517,19 +520,19 @@ impl<A: Allocator> fmt::Write for String<'_, A> {
     }
 }
 
-impl<A: Allocator> fmt::Display for String<'_, A> {
+impl<R: Arena> fmt::Display for String<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self.as_str(), f)
     }
 }
 
-impl<A: Allocator> fmt::Debug for String<'_, A> {
+impl<R: Arena> fmt::Debug for String<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
-impl<A: Allocator> Clone for String<'_, A> {
+impl<R: Arena> Clone for String<'_, R> {
     fn clone(&self) -> Self {
         String {
             bytes: self.bytes.clone(),
@@ -546,8 +549,8 @@ impl<A: Allocator> Clone for String<'_, A> {
 /// drop(arena); // the copy outlives the arena
 /// assert_eq!(owned, "cpu.user");
 /// ```
-impl<A: Allocator> From<String<'_, A>> for alloc::string::String {
-    fn from(string: String<'_, A>) -> Self {
+impl<R: Arena> From<String<'_, R>> for alloc::string::String {
+    fn from(string: String<'_, R>) -> Self {
         string.as_str().into()
     }
 }
@@ -559,8 +562,8 @@ impl<A: Allocator> From<String<'_, A>> for alloc::string::String {
 /// let scratch = onewayalloc::collections::String::from_str_in("net", &arena);
 /// assert_eq!(String::from(&scratch), "net");
 /// ```
-impl<A: Allocator> From<&String<'_, A>> for alloc::string::String {
-    fn from(string: &String<'_, A>) -> Self {
+impl<R: Arena> From<&String<'_, R>> for alloc::string::String {
+    fn from(string: &String<'_, R>) -> Self {
         string.as_str().into()
     }
 }
@@ -573,64 +576,64 @@ impl<A: Allocator> From<&String<'_, A>> for alloc::string::String {
 /// let owned: Box<str> = scratch.into();
 /// assert_eq!(&*owned, "disk");
 /// ```
-impl<A: Allocator> From<String<'_, A>> for alloc::boxed::Box<str> {
-    fn from(string: String<'_, A>) -> Self {
+impl<R: Arena> From<String<'_, R>> for alloc::boxed::Box<str> {
+    fn from(string: String<'_, R>) -> Self {
         string.as_str().into()
     }
 }
 
-impl<A: Allocator> PartialEq for String<'_, A> {
+impl<R: Arena> PartialEq for String<'_, R> {
     fn eq(&self, other: &Self) -> bool {
         self.as_str() == other.as_str()
     }
 }
 
-impl<A: Allocator> Eq for String<'_, A> {}
+impl<R: Arena> Eq for String<'_, R> {}
 
-impl<A: Allocator> PartialOrd for String<'_, A> {
+impl<R: Arena> PartialOrd for String<'_, R> {
     fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl<A: Allocator> Ord for String<'_, A> {
+impl<R: Arena> Ord for String<'_, R> {
     fn cmp(&self, other: &Self) -> core::cmp::Ordering {
         self.as_str().cmp(other.as_str())
     }
 }
 
 /// Hashes like `str`, as `Borrow<str>` requires.
-impl<A: Allocator> Hash for String<'_, A> {
+impl<R: Arena> Hash for String<'_, R> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
     }
 }
 
-impl<A: Allocator> Borrow<str> for String<'_, A> {
+impl<R: Arena> Borrow<str> for String<'_, R> {
     fn borrow(&self) -> &str {
         self.as_str()
     }
 }
 
-impl<A: Allocator> AsRef<str> for String<'_, A> {
+impl<R: Arena> AsRef<str> for String<'_, R> {
     fn as_ref(&self) -> &str {
         self.as_str()
     }
 }
 
-impl<A: Allocator> AsRef<[u8]> for String<'_, A> {
+impl<R: Arena> AsRef<[u8]> for String<'_, R> {
     fn as_ref(&self) -> &[u8] {
         self.as_bytes()
     }
 }
 
-impl<A: Allocator> BorrowMut<str> for String<'_, A> {
+impl<R: Arena> BorrowMut<str> for String<'_, R> {
     fn borrow_mut(&mut self) -> &mut str {
         self.as_mut_str()
     }
 }
 
-impl<A: Allocator> AsMut<str> for String<'_, A> {
+impl<R: Arena> AsMut<str> for String<'_, R> {
     fn as_mut(&mut self) -> &mut str {
         self.as_mut_str()
     }
@@ -639,14 +642,14 @@ impl<A: Allocator> AsMut<str> for String<'_, A> {
 /// Compares the contents on both sides, in both orders.
 macro_rules! string_eq {
     ($($other:ty),*) => {$(
-        impl<'o, A: Allocator> PartialEq<$other> for String<'_, A> {
+        impl<'o, R: Arena> PartialEq<$other> for String<'_, R> {
             fn eq(&self, other: &$other) -> bool {
                 self.as_str() == &other[..]
             }
         }
 
-        impl<'o, A: Allocator> PartialEq<String<'_, A>> for $other {
-            fn eq(&self, other: &String<'_, A>) -> bool {
+        impl<'o, R: Arena> PartialEq<String<'_, R>> for $other {
+            fn eq(&self, other: &String<'_, R>) -> bool {
                 &self[..] == other.as_str()
             }
         }
@@ -664,7 +667,7 @@ string_eq!(str, &'o str, alloc::string::String, Cow<'o, str>);
 /// s.extend([".", "user"]);
 /// assert_eq!(s, "cpu.user");
 /// ```
-impl<A: Allocator> Extend<char> for String<'_, A> {
+impl<R: Arena> Extend<char> for String<'_, R> {
     fn extend<I: IntoIterator<Item = char>>(&mut self, iter: I) {
         let iter = iter.into_iter();
         self.reserve(iter.size_hint().0);
@@ -672,32 +675,32 @@ impl<A: Allocator> Extend<char> for String<'_, A> {
     }
 }
 
-impl<'c, A: Allocator> Extend<&'c char> for String<'_, A> {
+impl<'c, R: Arena> Extend<&'c char> for String<'_, R> {
     fn extend<I: IntoIterator<Item = &'c char>>(&mut self, iter: I) {
         self.extend(iter.into_iter().copied());
     }
 }
 
 /// Appends every string; the same for the items of the impls below.
-impl<'s, A: Allocator> Extend<&'s str> for String<'_, A> {
+impl<'s, R: Arena> Extend<&'s str> for String<'_, R> {
     fn extend<I: IntoIterator<Item = &'s str>>(&mut self, iter: I) {
         iter.into_iter().for_each(|s| self.push_str(s));
     }
 }
 
-impl<'b, A: Allocator, B: Allocator> Extend<String<'b, B>> for String<'_, A> {
+impl<'b, R: Arena, B: Arena> Extend<String<'b, B>> for String<'_, R> {
     fn extend<I: IntoIterator<Item = String<'b, B>>>(&mut self, iter: I) {
         iter.into_iter().for_each(|s| self.push_str(&s));
     }
 }
 
-impl<A: Allocator> Extend<alloc::string::String> for String<'_, A> {
+impl<R: Arena> Extend<alloc::string::String> for String<'_, R> {
     fn extend<I: IntoIterator<Item = alloc::string::String>>(&mut self, iter: I) {
         iter.into_iter().for_each(|s| self.push_str(&s));
     }
 }
 
-impl<'s, A: Allocator> Extend<Cow<'s, str>> for String<'_, A> {
+impl<'s, R: Arena> Extend<Cow<'s, str>> for String<'_, R> {
     fn extend<I: IntoIterator<Item = Cow<'s, str>>>(&mut self, iter: I) {
         iter.into_iter().for_each(|s| self.push_str(&s));
     }
@@ -711,7 +714,7 @@ impl<'s, A: Allocator> Extend<Cow<'s, str>> for String<'_, A> {
 /// s += ".user";
 /// assert_eq!(s, "cpu.user");
 /// ```
-impl<A: Allocator> AddAssign<&str> for String<'_, A> {
+impl<R: Arena> AddAssign<&str> for String<'_, R> {
     #[inline]
     fn add_assign(&mut self, other: &str) {
         self.push_str(other);
@@ -725,7 +728,7 @@ impl<A: Allocator> AddAssign<&str> for String<'_, A> {
 /// let s = onewayalloc::collections::String::from_str_in("cpu", &arena) + ".user";
 /// assert_eq!(s, "cpu.user");
 /// ```
-impl<A: Allocator> Add<&str> for String<'_, A> {
+impl<R: Arena> Add<&str> for String<'_, R> {
     type Output = Self;
 
     #[inline]
@@ -739,7 +742,10 @@ impl<A: Allocator> Add<&str> for String<'_, A> {
 /// `format!`: `format_in!(&arena, "{x} and {y}")`. The arena is a reference to any
 /// [`ArenaHandle`](crate::collections::ArenaHandle) that gives a `&OneWayAlloc`:
 /// `&arena`, a pool guard `&guard`, the `arena` of
-/// [`with_scratch`](crate::with_scratch), a scope `s` or `s.arena()`.
+/// [`with_scratch`](crate::with_scratch), a scope `s` or `s.arena()`; or a
+/// `&SyncOneWayAlloc`, whose string is a
+/// [`collections::sync::String`](crate::collections::sync::String) (`Send` and
+/// `Sync`).
 ///
 /// # Panics
 /// Panics if a `Display` implementation returns an error (as `format!` does), or,

@@ -6,11 +6,11 @@ use core::str::Utf8Error;
 
 use allocator_api2::alloc::{AllocError, Allocator};
 
-use super::String;
+use super::{Bytes, String};
 use crate::OneWayAlloc;
-use crate::collections::Vec;
+use crate::collections::Arena;
 
-impl<'a, A: Allocator> String<'a, A> {
+impl<'a, R: Arena> String<'a, R> {
     /// The bytes of an arena `Vec<u8>` as a string, without copying, if they are
     /// UTF-8.
     ///
@@ -31,7 +31,13 @@ impl<'a, A: Allocator> String<'a, A> {
     /// assert_eq!(error.utf8_error().valid_up_to(), 1);
     /// assert_eq!(error.into_bytes(), [b'a', 0xff]);
     /// ```
-    pub fn from_utf8(bytes: Vec<'a, u8, A>) -> Result<Self, FromUtf8Error<'a, A>> {
+    pub fn from_utf8(
+        bytes: allocator_api2::vec::Vec<u8, &'a R>,
+    ) -> Result<Self, FromUtf8Error<'a, R>>
+    where
+        &'a R: Allocator,
+    {
+        let bytes = R::vec_of_handle(bytes);
         match core::str::from_utf8(&bytes) {
             Ok(_) => Ok(String { bytes }),
             Err(error) => Err(FromUtf8Error { bytes, error }),
@@ -50,8 +56,13 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = unsafe { onewayalloc::collections::String::from_utf8_unchecked(bytes) };
     /// assert_eq!(s, "ok");
     /// ```
-    pub unsafe fn from_utf8_unchecked(bytes: Vec<'a, u8, A>) -> Self {
-        String { bytes }
+    pub unsafe fn from_utf8_unchecked(bytes: allocator_api2::vec::Vec<u8, &'a R>) -> Self
+    where
+        &'a R: Allocator,
+    {
+        String {
+            bytes: R::vec_of_handle(bytes),
+        }
     }
 
     /// A string of `bytes` in the arena, with each invalid UTF-8 sequence replaced
@@ -66,7 +77,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// let s = onewayalloc::collections::String::from_utf8_lossy_in(b"Hello \xF0\x90\x80World", &arena);
     /// assert_eq!(s, "Hello �World");
     /// ```
-    pub fn from_utf8_lossy_in(bytes: &[u8], arena: &'a OneWayAlloc<A>) -> Self {
+    pub fn from_utf8_lossy_in(bytes: &[u8], arena: &'a R) -> Self {
         let mut string = Self::with_capacity_in(bytes.len(), arena);
         for chunk in bytes.utf8_chunks() {
             string.push_str(chunk.valid());
@@ -91,10 +102,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// assert_eq!(s, "ok \u{FFFD}");
     /// # Ok::<(), onewayalloc::AllocError>(())
     /// ```
-    pub fn try_from_utf8_lossy_in(
-        bytes: &[u8],
-        arena: &'a OneWayAlloc<A>,
-    ) -> Result<Self, AllocError> {
+    pub fn try_from_utf8_lossy_in(bytes: &[u8], arena: &'a R) -> Result<Self, AllocError> {
         let mut string = Self::try_with_capacity_in(bytes.len(), arena)?;
         for chunk in bytes.utf8_chunks() {
             string.try_push_str(chunk.valid())?;
@@ -120,7 +128,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// assert_eq!(String::from_utf16_in(&music, &arena).unwrap(), "𝄞music");
     /// assert!(String::from_utf16_in(&[0xD834, 0x006d], &arena).is_err());
     /// ```
-    pub fn from_utf16_in(units: &[u16], arena: &'a OneWayAlloc<A>) -> Result<Self, FromUtf16Error> {
+    pub fn from_utf16_in(units: &[u16], arena: &'a R) -> Result<Self, FromUtf16Error> {
         let mut string = Self::with_capacity_in(units.len(), arena);
         for ch in char::decode_utf16(units.iter().copied()) {
             string.push(ch.map_err(|_| FromUtf16Error(()))?);
@@ -147,7 +155,7 @@ impl<'a, A: Allocator> String<'a, A> {
     /// ```
     pub fn try_from_utf16_in(
         units: &[u16],
-        arena: &'a OneWayAlloc<A>,
+        arena: &'a R,
     ) -> Result<Result<Self, FromUtf16Error>, AllocError> {
         let mut string = Self::try_with_capacity_in(units.len(), arena)?;
         for ch in char::decode_utf16(units.iter().copied()) {
@@ -169,12 +177,12 @@ impl<'a, A: Allocator> String<'a, A> {
 /// assert_eq!(error.as_bytes(), [0xc3]);
 /// assert_eq!(error.to_string(), "incomplete utf-8 byte sequence from index 0");
 /// ```
-pub struct FromUtf8Error<'a, A: Allocator = crate::Global> {
-    bytes: Vec<'a, u8, A>,
+pub struct FromUtf8Error<'a, R: Arena + 'a = OneWayAlloc> {
+    bytes: Bytes<'a, R>,
     error: Utf8Error,
 }
 
-impl<'a, A: Allocator> FromUtf8Error<'a, A> {
+impl<'a, R: Arena> FromUtf8Error<'a, R> {
     /// The bytes that were not UTF-8.
     ///
     /// ```
@@ -195,7 +203,7 @@ impl<'a, A: Allocator> FromUtf8Error<'a, A> {
     /// bytes[0] = b'!';
     /// assert_eq!(onewayalloc::collections::String::from_utf8(bytes).unwrap(), "!");
     /// ```
-    pub fn into_bytes(self) -> Vec<'a, u8, A> {
+    pub fn into_bytes(self) -> Bytes<'a, R> {
         self.bytes
     }
 
@@ -212,13 +220,13 @@ impl<'a, A: Allocator> FromUtf8Error<'a, A> {
     }
 }
 
-impl<A: Allocator> fmt::Display for FromUtf8Error<'_, A> {
+impl<R: Arena> fmt::Display for FromUtf8Error<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.error, f)
     }
 }
 
-impl<A: Allocator> fmt::Debug for FromUtf8Error<'_, A> {
+impl<R: Arena> fmt::Debug for FromUtf8Error<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FromUtf8Error")
             .field("bytes", &self.as_bytes())
@@ -227,7 +235,7 @@ impl<A: Allocator> fmt::Debug for FromUtf8Error<'_, A> {
     }
 }
 
-impl<A: Allocator> Clone for FromUtf8Error<'_, A> {
+impl<R: Arena> Clone for FromUtf8Error<'_, R> {
     fn clone(&self) -> Self {
         FromUtf8Error {
             bytes: self.bytes.clone(),
@@ -236,15 +244,15 @@ impl<A: Allocator> Clone for FromUtf8Error<'_, A> {
     }
 }
 
-impl<A: Allocator> PartialEq for FromUtf8Error<'_, A> {
+impl<R: Arena> PartialEq for FromUtf8Error<'_, R> {
     fn eq(&self, other: &Self) -> bool {
         self.as_bytes() == other.as_bytes() && self.error == other.error
     }
 }
 
-impl<A: Allocator> Eq for FromUtf8Error<'_, A> {}
+impl<R: Arena> Eq for FromUtf8Error<'_, R> {}
 
-impl<A: Allocator> core::error::Error for FromUtf8Error<'_, A> {}
+impl<R: Arena> core::error::Error for FromUtf8Error<'_, R> {}
 
 /// The error of [`String::from_utf16_in`]: the code units held a lone surrogate.
 ///
