@@ -3,6 +3,7 @@
 //! guard) across awaits compiles, since the guard is `Send + Sync`, and runs with
 //! its data intact whichever worker resumes it. (The same future with a
 //! `OneWayAlloc` does not compile: tests/compile_fail/pool_future_not_send.rs.)
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::sync::Arc;
 use std::time::Duration;

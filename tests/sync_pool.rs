@@ -2,6 +2,7 @@
 //! reset and trimmed by the same policy as `Pool::new()`'s, in both modes. Threads
 //! here allocate in one guard's arena at once, so the file runs under
 //! ThreadSanitizer (.ci/run).
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 mod common;
 
