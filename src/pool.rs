@@ -253,6 +253,9 @@ use crate::{OneWayAlloc, Stats, SyncOneWayAlloc, arith};
 /// });
 /// ```
 ///
+/// To keep the arena data itself across the `.await`, take the arena from a
+/// [`SyncPool`] ([`Pool::new_sync`]): its guard's `&SyncOneWayAlloc` is `Send`.
+///
 /// # Contention
 ///
 /// The idle list and the record of demand are behind one [`std::sync::Mutex`],

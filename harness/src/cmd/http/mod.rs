@@ -169,6 +169,7 @@ pub fn run(args: &Args) {
     }
     if args.report.notes {
         out.para(&targets(&strategies, &best, &parallel_rates));
+        out.para(&await_targets(&strategies, &best, &parallel_rates));
     }
 }
 
@@ -381,20 +382,7 @@ fn targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>]) -> St
     ) else {
         return format!("Targets: {}", notes.join(" "));
     };
-    // The median over the rounds of the ratio within each round.
-    let median_ratio = |of: usize, to: usize| {
-        let mut ratios: Vec<f64> = rates[of]
-            .iter()
-            .zip(&rates[to])
-            .map(|(a, b)| a / b)
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        match ratios.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => ratios[n / 2],
-            n => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
-        }
-    };
+    let median_ratio = |of: usize, to: usize| median_ratio(&rates[of], &rates[to]);
     let (over_tuned, over_scratch) = (
         median_ratio(defaults, tuned),
         median_ratio(defaults, scratch),
@@ -417,4 +405,62 @@ fn targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>]) -> St
         met(d.peak_parallel <= t.peak_parallel + t.peak_parallel / 100),
     ));
     format!("Targets: {}", notes.join(" "))
+}
+
+/// The median over the rounds of the ratio of `of`'s rate to `to`'s within each
+/// round.
+fn median_ratio(of: &[f64], to: &[f64]) -> f64 {
+    let mut ratios: Vec<f64> = of.iter().zip(to).map(|(a, b)| a / b).collect();
+    ratios.sort_by(f64::total_cmp);
+    match ratios.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => ratios[n / 2],
+        n => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
+    }
+}
+
+/// The sync pool's targets (issue 31): the awaiting handler on a `SyncPool` at
+/// least 0.90x the parallel rate of today's `Pool::new()` with the work split
+/// around the await, with a peak resident memory in the parallel test at most
+/// 1.10x its; beside them its rate over the awaiting handler on malloc and
+/// mimalloc, and over `Pool::new()` without an await. Rate ratios are the medians
+/// of the rounds' ratios, the fastest rounds' ratio beside them.
+fn await_targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>]) -> String {
+    let index = |s: Strategy| strategies.iter().position(|&x| x == s);
+    let (Some(sync), Some(split)) = (index(Strategy::SyncPoolAwait), index(Strategy::PoolSplit))
+    else {
+        return String::new();
+    };
+    let ratio = |to: usize| {
+        format!(
+            "{:.2}x (fastest rounds {:.2}x)",
+            median_ratio(&rates[sync], &rates[to]),
+            best[sync].parallel.rate() / best[to].parallel.rate()
+        )
+    };
+    let over_split = median_ratio(&rates[sync], &rates[split]);
+    let (s, p) = (best[sync].peak_parallel, best[split].peak_parallel);
+    let mut others: Vec<String> = [
+        Strategy::MallocAwait,
+        Strategy::MimallocAwait,
+        Strategy::PoolDefaults,
+    ]
+    .into_iter()
+    .filter_map(|other| index(other).map(|i| format!("{} {}", other.name(), ratio(i))))
+    .collect();
+    if others.is_empty() {
+        others.push("none".to_string());
+    }
+    format!(
+        "Awaiting handlers: {} is {} the parallel rate of {}, target >= 0.90x: {}; peak \
+         resident in the parallel test {s} KiB against {p} KiB ({:.2}x), target <= 1.10x: \
+         {}. Its parallel rate over the others: {}.",
+        Strategy::SyncPoolAwait.name(),
+        ratio(split),
+        Strategy::PoolSplit.name(),
+        met(over_split >= 0.90),
+        s as f64 / p as f64,
+        met(s as f64 <= 1.10 * p as f64),
+        others.join("; "),
+    )
 }

@@ -3,19 +3,26 @@
 //! write its JSON answer into an allocator string, copy it out once.
 //!
 //! A new strategy is a variant of [`Strategy`], its name, and one arm of
-//! [`respond`].
+//! [`respond`] (or of [`respond_awaiting`], for the handlers that await while they
+//! hold the query: `tokio::task::yield_now()`, which sends the task to the back of
+//! the run queue, from where another worker may take it).
 
 use std::cell::RefCell;
 use std::fmt;
+use std::future::Future;
 use std::ops::Deref;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use clap::ValueEnum;
-use onewayalloc::allocator_api2::alloc::Global;
-use onewayalloc::{OneWayAlloc, Pool};
+use onewayalloc::allocator_api2::alloc::{Allocator, Global};
+use onewayalloc::allocator_api2::vec::Vec;
+use onewayalloc::{OneWayAlloc, Pool, SyncOneWayAlloc, SyncPool};
+use onewayalloc_harness::compat::Mi;
 use onewayalloc_harness::contenders::ScopeRef;
-use onewayalloc_harness::json::write_answer;
-use onewayalloc_harness::query::{Database, QueryAlloc, answer};
+use onewayalloc_harness::json::{write_answer, write_answer_of};
+use onewayalloc_harness::query::{Database, Group, QueryAlloc, answer, answer_after_await};
 
 /// How a request gets its memory.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
@@ -36,11 +43,23 @@ pub enum Strategy {
     Bumpalo,
     /// A bump-scope `Bump` per worker thread, reset after each request
     BumpScope,
+    /// The awaiting handler (it awaits while it holds the query) on the global
+    /// allocator (glibc's malloc)
+    MallocAwait,
+    /// The awaiting handler on mimalloc (through the `Allocator` API)
+    MimallocAwait,
+    /// The awaiting handler's work on a `Pool::new()` arena, split around the await:
+    /// the query in a synchronous section, its groups copied into `std` types, the
+    /// await, then the body written in a second arena
+    PoolSplit,
+    /// The awaiting handler on a `SyncOneWayAlloc` from a `SyncPool`
+    /// (`Pool::new_sync()`): the query's arena data held across the await
+    SyncPoolAwait,
 }
 
 impl Strategy {
     /// Every strategy, malloc (the reference of the ratios) first.
-    pub const ALL: [Strategy; 7] = [
+    pub const ALL: [Strategy; 11] = [
         Strategy::Malloc,
         Strategy::Pool,
         Strategy::PoolDefaults,
@@ -48,6 +67,10 @@ impl Strategy {
         Strategy::PerRequest,
         Strategy::Bumpalo,
         Strategy::BumpScope,
+        Strategy::MallocAwait,
+        Strategy::MimallocAwait,
+        Strategy::PoolSplit,
+        Strategy::SyncPoolAwait,
     ];
 
     /// The name the tables show.
@@ -60,12 +83,19 @@ impl Strategy {
             Strategy::PerRequest => "arena per request",
             Strategy::Bumpalo => "bumpalo per worker",
             Strategy::BumpScope => "bump-scope per worker",
+            Strategy::MallocAwait => "awaits: malloc",
+            Strategy::MimallocAwait => "awaits: mimalloc",
+            Strategy::PoolSplit => "awaits: Pool (defaults), split",
+            Strategy::SyncPoolAwait => "awaits: SyncPool (defaults)",
         }
     }
 
     /// Whether its arenas come from a `Pool`.
     pub fn uses_pool(self) -> bool {
-        matches!(self, Strategy::Pool | Strategy::PoolDefaults)
+        matches!(
+            self,
+            Strategy::Pool | Strategy::PoolDefaults | Strategy::PoolSplit | Strategy::SyncPoolAwait
+        )
     }
 
     /// The pool a server of this strategy shares between its workers (unused by the
@@ -111,6 +141,39 @@ impl<'a> BodyAlloc<'a> for &'a OneWayAlloc {
     }
 }
 
+/// A string in any `Allocator`: the body text of the allocators without a string
+/// type of their own here.
+pub struct TextIn<A: Allocator>(Vec<u8, A>);
+
+impl<A: Allocator> fmt::Write for TextIn<A> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+impl<A: Allocator> Deref for TextIn<A> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        // Only whole `str`s are ever written (`write_str`).
+        std::str::from_utf8(&self.0).expect("UTF-8 written by write_str")
+    }
+}
+
+impl<'a> BodyAlloc<'a> for &'a SyncOneWayAlloc {
+    type Text = TextIn<&'a SyncOneWayAlloc>;
+    fn text(self, capacity: usize) -> Self::Text {
+        TextIn(Vec::with_capacity_in(capacity, self))
+    }
+}
+
+impl BodyAlloc<'_> for Mi {
+    type Text = TextIn<Mi>;
+    fn text(self, capacity: usize) -> Self::Text {
+        TextIn(Vec::with_capacity_in(capacity, self))
+    }
+}
+
 impl<'a> BodyAlloc<'a> for &'a bumpalo::Bump {
     type Text = bumpalo::collections::String<'a>;
     fn text(self, capacity: usize) -> Self::Text {
@@ -148,6 +211,8 @@ pub struct Shared {
     pub strategy: Strategy,
     pub db: Database,
     pub pool: Pool,
+    /// The pool of [`Strategy::SyncPoolAwait`].
+    pub sync_pool: SyncPool,
 }
 
 /// The response body to the query with `seed`, with `shared.strategy`'s memory.
@@ -168,5 +233,121 @@ pub fn respond(shared: &Shared, seed: usize) -> Bytes {
             bump.reset();
             body
         }),
+        Strategy::MallocAwait
+        | Strategy::MimallocAwait
+        | Strategy::PoolSplit
+        | Strategy::SyncPoolAwait => {
+            unreachable!("{} awaits: see respond_awaiting", shared.strategy.name())
+        }
+    }
+}
+
+/// Whether the strategy's handler awaits while it holds the query.
+pub fn awaits(strategy: Strategy) -> bool {
+    matches!(
+        strategy,
+        Strategy::MallocAwait
+            | Strategy::MimallocAwait
+            | Strategy::PoolSplit
+            | Strategy::SyncPoolAwait
+    )
+}
+
+/// The handler's work when it awaits in the middle, the same for every allocator
+/// that can hold the query across the await: the query, the await, then the JSON
+/// answer written from the query's structures.
+fn body_after_await<'f, A: BodyAlloc<'f> + Send + Sync>(
+    alloc: A,
+    db: &'f Database,
+    seed: usize,
+) -> SendAcrossAwait<'f> {
+    SendAcrossAwait(Box::pin(answer_after_await(
+        alloc,
+        db,
+        seed,
+        tokio::task::yield_now(),
+        move |result| {
+            let mut body = result.allocator().text(BODY_CAPACITY);
+            write_answer(&mut body, result, seed).expect("writing to a string cannot fail");
+            Bytes::copy_from_slice(body.as_bytes())
+        },
+    )))
+}
+
+/// The future of [`body_after_await`], declared `Send`. It is: it holds `A`, which
+/// is `Send` and `Sync`, `&Database`, and the query's structures, which are `Vec`s
+/// and `HashMap`s of `A` whose items are `A`'s strings and values (`&str` and
+/// `&mut T` in an arena, `Box<_, A>` on a heap) and references to them. rustc
+/// cannot prove it yet for a future held inside another (hyper's connection,
+/// spawned): in the outer future's witness every lifetime is erased, and
+/// `QueryAlloc<'a>`'s impls for arenas hold for one lifetime only
+/// ("implementation of `Send` is not general enough", rust-lang/rust#110338).
+/// tests/async_arena.rs shows the same kind of future `Send` where rustc can check
+/// it. One allocation per request (the box), the same for every awaiting strategy
+/// but the split one.
+pub struct SendAcrossAwait<'f>(Pin<Box<dyn Future<Output = Bytes> + 'f>>);
+
+// SAFETY: see the type's docs: everything the future holds is `Send`, as
+// `body_after_await`'s bounds require of its allocator.
+unsafe impl Send for SendAcrossAwait<'_> {}
+
+impl Future for SendAcrossAwait<'_> {
+    type Output = Bytes;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Bytes> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+/// A group of the query's answer copied into `std` types, to survive an await.
+struct OwnedGroup {
+    name: String,
+    dimensions: usize,
+    points: usize,
+    sum: f64,
+}
+
+/// The response body with an await in the middle of the handler (the strategies
+/// for which [`awaits`] is true; the others answer without awaiting).
+pub async fn respond_awaiting(shared: &Shared, seed: usize) -> Bytes {
+    let db = &shared.db;
+    match shared.strategy {
+        Strategy::MallocAwait => body_after_await(Global, db, seed).await,
+        Strategy::MimallocAwait => body_after_await(Mi, db, seed).await,
+        Strategy::SyncPoolAwait => {
+            let arena = shared.sync_pool.get();
+            body_after_await(&*arena, db, seed).await
+        }
+        Strategy::PoolSplit => {
+            // Before the await: the query in an arena, what the answer needs copied
+            // into `std` types (an arena reference cannot be held across it).
+            let (dimensions, checksum, groups) = answer(&*shared.pool.get(), db, seed, |result| {
+                let groups: std::vec::Vec<OwnedGroup> = result
+                    .groups_by_name()
+                    .iter()
+                    .map(|g| OwnedGroup {
+                        name: g.name.to_string(),
+                        dimensions: g.dimensions,
+                        points: g.points,
+                        sum: g.sum,
+                    })
+                    .collect();
+                (result.dimensions(), result.checksum(), groups)
+            });
+            tokio::task::yield_now().await;
+            // After it: the body written in a second arena from the copy.
+            let arena = shared.pool.get();
+            let mut borrowed = Vec::with_capacity_in(groups.len(), &*arena);
+            borrowed.extend(groups.iter().map(|g| Group {
+                name: &g.name,
+                dimensions: g.dimensions,
+                points: g.points,
+                sum: g.sum,
+            }));
+            let mut body = (&*arena).text(BODY_CAPACITY);
+            write_answer_of(&mut body, seed, dimensions, checksum, &borrowed)
+                .expect("writing to a string cannot fail");
+            Bytes::copy_from_slice(body.as_bytes())
+        }
+        _ => respond(shared, seed),
     }
 }
