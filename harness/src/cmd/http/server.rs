@@ -156,7 +156,10 @@ async fn handle(shared: &Shared, request: &Request<Incoming>) -> Response<Full<B
         return response;
     };
     let body = match awaits(shared.strategy) {
-        true => respond_awaiting(shared, seed).await,
+        true => {
+            let target = request.uri().path_and_query().map_or("", |t| t.as_str());
+            respond_awaiting(shared, target).await
+        }
         false => respond(shared, seed),
     };
     let mut response = Response::new(Full::new(body));
@@ -199,7 +202,7 @@ fn memory_line(shared: &Shared) -> String {
 /// The pool's idle arenas and bytes (0 and 0 for the strategies without a pool).
 fn pool_idle(shared: &Shared) -> (usize, usize) {
     let stats = match shared.strategy {
-        Strategy::SyncPoolAwait => shared.sync_pool.stats(),
+        Strategy::SyncPoolAwait | Strategy::SyncPoolHoldsQuery => shared.sync_pool.stats(),
         _ => shared.pool.stats(),
     };
     (stats.idle_arenas, stats.idle_bytes)

@@ -43,23 +43,34 @@ pub enum Strategy {
     Bumpalo,
     /// A bump-scope `Bump` per worker thread, reset after each request
     BumpScope,
-    /// The awaiting handler (it awaits while it holds the query) on the global
+    /// The awaiting handler (it parses the request target into its allocator,
+    /// awaits, then runs the query from the parsed request) on the global
     /// allocator (glibc's malloc)
     MallocAwait,
     /// The awaiting handler on mimalloc (through the `Allocator` API)
     MimallocAwait,
-    /// The awaiting handler's work on a `Pool::new()` arena, split around the await:
-    /// the query in a synchronous section, its groups copied into `std` types, the
-    /// await, then the body written in a second arena
+    /// The awaiting handler's work on `Pool::new()` arenas, split around the await:
+    /// the request parsed in one arena and copied into `std` types, the await,
+    /// then the query in a second arena
     PoolSplit,
     /// The awaiting handler on a `SyncOneWayAlloc` from a `SyncPool`
-    /// (`Pool::new_sync()`): the query's arena data held across the await
+    /// (`Pool::new_sync()`): the parsed request held in the arena across the
+    /// await, the query in the same arena after it
     SyncPoolAwait,
+    /// A handler that awaits while it holds the whole query (every request's
+    /// query memory alive at once), on malloc
+    MallocHoldsQuery,
+    /// The same on `Pool::new()` arenas, split around the await: the query in a
+    /// synchronous section, its groups copied into `std` types, the await, then
+    /// the body written in a second arena
+    PoolSplitQuery,
+    /// The same on a `SyncPool` arena, which holds the query across the await
+    SyncPoolHoldsQuery,
 }
 
 impl Strategy {
     /// Every strategy, malloc (the reference of the ratios) first.
-    pub const ALL: [Strategy; 11] = [
+    pub const ALL: [Strategy; 14] = [
         Strategy::Malloc,
         Strategy::Pool,
         Strategy::PoolDefaults,
@@ -71,6 +82,9 @@ impl Strategy {
         Strategy::MimallocAwait,
         Strategy::PoolSplit,
         Strategy::SyncPoolAwait,
+        Strategy::MallocHoldsQuery,
+        Strategy::PoolSplitQuery,
+        Strategy::SyncPoolHoldsQuery,
     ];
 
     /// The name the tables show.
@@ -87,6 +101,9 @@ impl Strategy {
             Strategy::MimallocAwait => "awaits: mimalloc",
             Strategy::PoolSplit => "awaits: Pool (defaults), split",
             Strategy::SyncPoolAwait => "awaits: SyncPool (defaults)",
+            Strategy::MallocHoldsQuery => "holds query: malloc",
+            Strategy::PoolSplitQuery => "holds query: Pool, split",
+            Strategy::SyncPoolHoldsQuery => "holds query: SyncPool",
         }
     }
 
@@ -94,7 +111,12 @@ impl Strategy {
     pub fn uses_pool(self) -> bool {
         matches!(
             self,
-            Strategy::Pool | Strategy::PoolDefaults | Strategy::PoolSplit | Strategy::SyncPoolAwait
+            Strategy::Pool
+                | Strategy::PoolDefaults
+                | Strategy::PoolSplit
+                | Strategy::SyncPoolAwait
+                | Strategy::PoolSplitQuery
+                | Strategy::SyncPoolHoldsQuery
         )
     }
 
@@ -211,7 +233,7 @@ pub struct Shared {
     pub strategy: Strategy,
     pub db: Database,
     pub pool: Pool,
-    /// The pool of [`Strategy::SyncPoolAwait`].
+    /// The pool of the `SyncPool` strategies.
     pub sync_pool: SyncPool,
 }
 
@@ -233,12 +255,7 @@ pub fn respond(shared: &Shared, seed: usize) -> Bytes {
             bump.reset();
             body
         }),
-        Strategy::MallocAwait
-        | Strategy::MimallocAwait
-        | Strategy::PoolSplit
-        | Strategy::SyncPoolAwait => {
-            unreachable!("{} awaits: see respond_awaiting", shared.strategy.name())
-        }
+        strategy => unreachable!("{} awaits: see respond_awaiting", strategy.name()),
     }
 }
 
@@ -250,13 +267,65 @@ pub fn awaits(strategy: Strategy) -> bool {
             | Strategy::MimallocAwait
             | Strategy::PoolSplit
             | Strategy::SyncPoolAwait
+            | Strategy::MallocHoldsQuery
+            | Strategy::PoolSplitQuery
+            | Strategy::SyncPoolHoldsQuery
     )
 }
 
-/// The handler's work when it awaits in the middle, the same for every allocator
-/// that can hold the query across the await: the query, the await, then the JSON
-/// answer written from the query's structures.
+/// A request target parsed into an allocator: its path and its query's parameters.
+struct ParsedTarget<'a, A: QueryAlloc<'a>> {
+    path: A::Str,
+    params: Vec<(A::Str, A::Str), A>,
+}
+
+impl<'a, A: QueryAlloc<'a>> ParsedTarget<'a, A> {
+    /// `target` (`/query?seed=N`) parsed into `alloc`.
+    fn parse(alloc: A, target: &str) -> Self {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        let mut params = Vec::new_in(alloc);
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            params.push((alloc.keep_str(name), alloc.keep_str(value)));
+        }
+        ParsedTarget {
+            path: alloc.keep_str(path),
+            params,
+        }
+    }
+
+    /// The query's seed (the server answers only targets that have one).
+    fn seed(&self) -> usize {
+        assert_eq!(self.path.as_ref(), "/query");
+        seed_of(self.params.iter().map(|(n, v)| (n.as_ref(), v.as_ref())))
+    }
+}
+
+/// The value of the `seed` parameter.
+fn seed_of<'p>(mut params: impl Iterator<Item = (&'p str, &'p str)>) -> usize {
+    params
+        .find_map(|(name, value)| (name == "seed").then(|| value.parse().ok()).flatten())
+        .expect("the server answers only targets with a seed")
+}
+
+/// The awaiting handler's work, the same for every allocator that can hold data
+/// across the await: the request target parsed into `alloc`, the await, then the
+/// query and its JSON answer in `alloc`, from the parsed request.
 fn body_after_await<'f, A: BodyAlloc<'f> + Send + Sync>(
+    alloc: A,
+    db: &'f Database,
+    target: &'f str,
+) -> SendAcrossAwait<'f> {
+    SendAcrossAwait(Box::pin(async move {
+        let parsed = ParsedTarget::parse(alloc, target);
+        tokio::task::yield_now().await;
+        body_in(alloc, db, parsed.seed())
+    }))
+}
+
+/// The handler that holds the whole query across the await: the query in `alloc`,
+/// the await, then the JSON answer written from the query's structures.
+fn body_holding_query<'f, A: BodyAlloc<'f> + Send + Sync>(
     alloc: A,
     db: &'f Database,
     seed: usize,
@@ -274,7 +343,7 @@ fn body_after_await<'f, A: BodyAlloc<'f> + Send + Sync>(
     )))
 }
 
-/// The future of [`body_after_await`], declared `Send`. It is: it holds `A`, which
+/// The future of [`body_after_await`] and [`body_holding_query`], declared `Send`. It is: it holds `A`, which
 /// is `Send` and `Sync`, `&Database`, and the query's structures, which are `Vec`s
 /// and `HashMap`s of `A` whose items are `A`'s strings and values (`&str` and
 /// `&mut T` in an arena, `Box<_, A>` on a heap) and references to them. rustc
@@ -306,20 +375,43 @@ struct OwnedGroup {
     sum: f64,
 }
 
-/// The response body with an await in the middle of the handler (the strategies
-/// for which [`awaits`] is true; the others answer without awaiting).
-pub async fn respond_awaiting(shared: &Shared, seed: usize) -> Bytes {
+/// The response body to the request `target` (`/query?seed=N`) with an await in
+/// the middle of the handler (the strategies for which [`awaits`] is true).
+pub async fn respond_awaiting(shared: &Shared, target: &str) -> Bytes {
     let db = &shared.db;
     match shared.strategy {
-        Strategy::MallocAwait => body_after_await(Global, db, seed).await,
-        Strategy::MimallocAwait => body_after_await(Mi, db, seed).await,
+        Strategy::MallocAwait => body_after_await(Global, db, target).await,
+        Strategy::MimallocAwait => body_after_await(Mi, db, target).await,
         Strategy::SyncPoolAwait => {
             let arena = shared.sync_pool.get();
-            body_after_await(&*arena, db, seed).await
+            body_after_await(&*arena, db, target).await
         }
         Strategy::PoolSplit => {
+            // Before the await: the request parsed in an arena, copied into `std`
+            // types (an arena reference cannot be held across it).
+            let params: std::vec::Vec<(String, String)> = {
+                let arena = shared.pool.get();
+                let parsed = ParsedTarget::parse(&*arena, target);
+                assert_eq!(parsed.path, "/query");
+                let params = parsed.params.iter();
+                params
+                    .map(|(n, v)| (n.to_string(), v.to_string()))
+                    .collect()
+            };
+            tokio::task::yield_now().await;
+            // After it: the query in a second arena.
+            let seed = seed_of(params.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            body_in(&*shared.pool.get(), db, seed)
+        }
+        Strategy::MallocHoldsQuery => body_holding_query(Global, db, seed_of_target(target)).await,
+        Strategy::SyncPoolHoldsQuery => {
+            let arena = shared.sync_pool.get();
+            body_holding_query(&*arena, db, seed_of_target(target)).await
+        }
+        Strategy::PoolSplitQuery => {
+            let seed = seed_of_target(target);
             // Before the await: the query in an arena, what the answer needs copied
-            // into `std` types (an arena reference cannot be held across it).
+            // into `std` types.
             let (dimensions, checksum, groups) = answer(&*shared.pool.get(), db, seed, |result| {
                 let groups: std::vec::Vec<OwnedGroup> = result
                     .groups_by_name()
@@ -348,6 +440,16 @@ pub async fn respond_awaiting(shared: &Shared, seed: usize) -> Bytes {
                 .expect("writing to a string cannot fail");
             Bytes::copy_from_slice(body.as_bytes())
         }
-        _ => respond(shared, seed),
+        _ => respond(shared, seed_of_target(target)),
     }
+}
+
+/// The seed of `target`, parsed in `std` types.
+fn seed_of_target(target: &str) -> usize {
+    let query = target.split_once('?').map_or("", |(_, query)| query);
+    seed_of(
+        query
+            .split('&')
+            .map(|pair| pair.split_once('=').unwrap_or((pair, ""))),
+    )
 }
