@@ -539,7 +539,7 @@ impl<Arena: PoolArena> Pool<Arena> {
     }
 
     /// Sets the most bytes the idle arenas may hold together (their
-    /// [`idle_bytes`](PoolStats::idle_bytes)): [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT)
+    /// [`idle_bytes`](PoolStats::idle_bytes)): [`DEFAULT_IDLE_LIMIT`](Pool::DEFAULT_IDLE_LIMIT)
     /// unless set, or with [`keep`](Self::keep) `max_idle * (keep + first)`. An arena
     /// that would pass it makes the pool drop the idle arenas returned longest ago,
     /// and is trimmed to it if it is larger alone (see [the
@@ -670,7 +670,7 @@ impl<Arena: PoolArena> Pool<Arena> {
 
     /// The most the idle arenas can hold together (see [the
     /// bound](Pool#the-bound-on-idle-memory)): the [`idle_limit`](Self::idle_limit),
-    /// by default [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT), and no more than
+    /// by default [`DEFAULT_IDLE_LIMIT`](Pool::DEFAULT_IDLE_LIMIT), and no more than
     /// `max_idle` times what one idle arena may hold: `keep + first` under
     /// [`keep`](Self::keep), where `first` is the first page of an arena the pool
     /// creates, or less under a smaller [`limit`](Self::limit); `usize::MAX` if
@@ -734,7 +734,7 @@ impl<Arena: PoolArena> Pool<Arena> {
     /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)
     /// now and does every chore it leaves: the idle memory the last epoch's requests
     /// did not need moves toward being given back, as it would after
-    /// [`DECAY_EPOCH`](Self::DECAY_EPOCH) more returns. Returns drive the decay by
+    /// [`DECAY_EPOCH`](Pool::DECAY_EPOCH) more returns. Returns drive the decay by
     /// themselves; call this from a timer (say every second) to let an idle server
     /// give memory back too: an epoch with no request needs nothing, so a few calls
     /// release every idle arena. Nothing happens under [`keep`](Self::keep). The
@@ -1283,6 +1283,13 @@ impl Pool<SyncOneWayAlloc> {
     /// several threads passes unless `keep` holds their first pages (64 KiB each)
     /// too: such an arena is dropped instead of kept. It obtains nothing until the
     /// first [`get`](Pool::get).
+    ///
+    /// A guard held across an `.await` stays out while its request waits: with
+    /// many requests in flight, as many arenas are out, and the pages each grows
+    /// serve only its own request until it comes back. Keep in it what must cross
+    /// the await (the parsed request, say) and take the scratch memory of heavy
+    /// work done after the await then (a [`Pool`] guard, or
+    /// [`with_scratch`](crate::with_scratch)); see docs/GUIDE.md, "Async servers".
     ///
     /// # Examples
     /// ```

@@ -465,6 +465,15 @@ fn await_targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>])
                 false => others.join("; "),
             },
         ));
+        if let Some(then) = index(Strategy::SyncPoolThenPool) {
+            notes.push(format!(
+                "{}: {} the parallel rate of {}, peak resident {:.2}x.",
+                Strategy::SyncPoolThenPool.name(),
+                ratio(then, split),
+                Strategy::PoolSplit.name(),
+                peak(then, split),
+            ));
+        }
     }
     if let Some(split) = index(Strategy::PoolSplitQuery) {
         for holder in [Strategy::SyncPoolHoldsQuery, Strategy::MallocHoldsQuery] {

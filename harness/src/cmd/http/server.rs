@@ -202,7 +202,10 @@ fn memory_line(shared: &Shared) -> String {
 /// The pool's idle arenas and bytes (0 and 0 for the strategies without a pool).
 fn pool_idle(shared: &Shared) -> (usize, usize) {
     let stats = match shared.strategy {
-        Strategy::SyncPoolAwait | Strategy::SyncPoolHoldsQuery => shared.sync_pool.stats(),
+        // The pool whose arenas cross the await.
+        Strategy::SyncPoolAwait | Strategy::SyncPoolThenPool | Strategy::SyncPoolHoldsQuery => {
+            shared.sync_pool.stats()
+        }
         _ => shared.pool.stats(),
     };
     (stats.idle_arenas, stats.idle_bytes)

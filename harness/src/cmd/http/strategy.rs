@@ -57,6 +57,9 @@ pub enum Strategy {
     /// (`Pool::new_sync()`): the parsed request held in the arena across the
     /// await, the query in the same arena after it
     SyncPoolAwait,
+    /// The awaiting handler with the parsed request in a `SyncPool` arena across
+    /// the await, and the query after it in a `Pool::new()` arena taken then
+    SyncPoolThenPool,
     /// A handler that awaits while it holds the whole query (every request's
     /// query memory alive at once), on malloc
     MallocHoldsQuery,
@@ -70,7 +73,7 @@ pub enum Strategy {
 
 impl Strategy {
     /// Every strategy, malloc (the reference of the ratios) first.
-    pub const ALL: [Strategy; 14] = [
+    pub const ALL: [Strategy; 15] = [
         Strategy::Malloc,
         Strategy::Pool,
         Strategy::PoolDefaults,
@@ -82,6 +85,7 @@ impl Strategy {
         Strategy::MimallocAwait,
         Strategy::PoolSplit,
         Strategy::SyncPoolAwait,
+        Strategy::SyncPoolThenPool,
         Strategy::MallocHoldsQuery,
         Strategy::PoolSplitQuery,
         Strategy::SyncPoolHoldsQuery,
@@ -101,6 +105,7 @@ impl Strategy {
             Strategy::MimallocAwait => "awaits: mimalloc",
             Strategy::PoolSplit => "awaits: Pool (defaults), split",
             Strategy::SyncPoolAwait => "awaits: SyncPool (defaults)",
+            Strategy::SyncPoolThenPool => "awaits: SyncPool, then Pool",
             Strategy::MallocHoldsQuery => "holds query: malloc",
             Strategy::PoolSplitQuery => "holds query: Pool, split",
             Strategy::SyncPoolHoldsQuery => "holds query: SyncPool",
@@ -115,6 +120,7 @@ impl Strategy {
                 | Strategy::PoolDefaults
                 | Strategy::PoolSplit
                 | Strategy::SyncPoolAwait
+                | Strategy::SyncPoolThenPool
                 | Strategy::PoolSplitQuery
                 | Strategy::SyncPoolHoldsQuery
         )
@@ -267,6 +273,7 @@ pub fn awaits(strategy: Strategy) -> bool {
             | Strategy::MimallocAwait
             | Strategy::PoolSplit
             | Strategy::SyncPoolAwait
+            | Strategy::SyncPoolThenPool
             | Strategy::MallocHoldsQuery
             | Strategy::PoolSplitQuery
             | Strategy::SyncPoolHoldsQuery
@@ -310,16 +317,22 @@ fn seed_of<'p>(mut params: impl Iterator<Item = (&'p str, &'p str)>) -> usize {
 
 /// The awaiting handler's work, the same for every allocator that can hold data
 /// across the await: the request target parsed into `alloc`, the await, then the
-/// query and its JSON answer in `alloc`, from the parsed request.
+/// query and its JSON answer, from the parsed request, in `alloc` or (with
+/// `query_pool`) in an arena of that pool taken after the await.
 fn body_after_await<'f, A: BodyAlloc<'f> + Send + Sync>(
     alloc: A,
     db: &'f Database,
     target: &'f str,
+    query_pool: Option<&'f Pool>,
 ) -> SendAcrossAwait<'f> {
     SendAcrossAwait(Box::pin(async move {
         let parsed = ParsedTarget::parse(alloc, target);
         tokio::task::yield_now().await;
-        body_in(alloc, db, parsed.seed())
+        match query_pool {
+            // After the last await: the `&OneWayAlloc` never crosses one.
+            Some(pool) => body_in(&*pool.get(), db, parsed.seed()),
+            None => body_in(alloc, db, parsed.seed()),
+        }
     }))
 }
 
@@ -380,11 +393,15 @@ struct OwnedGroup {
 pub async fn respond_awaiting(shared: &Shared, target: &str) -> Bytes {
     let db = &shared.db;
     match shared.strategy {
-        Strategy::MallocAwait => body_after_await(Global, db, target).await,
-        Strategy::MimallocAwait => body_after_await(Mi, db, target).await,
+        Strategy::MallocAwait => body_after_await(Global, db, target, None).await,
+        Strategy::MimallocAwait => body_after_await(Mi, db, target, None).await,
         Strategy::SyncPoolAwait => {
             let arena = shared.sync_pool.get();
-            body_after_await(&*arena, db, target).await
+            body_after_await(&*arena, db, target, None).await
+        }
+        Strategy::SyncPoolThenPool => {
+            let arena = shared.sync_pool.get();
+            body_after_await(&*arena, db, target, Some(&shared.pool)).await
         }
         Strategy::PoolSplit => {
             // Before the await: the request parsed in an arena, copied into `std`
