@@ -215,7 +215,7 @@ pub use page_heap::{
     free_page_bytes, free_page_limit, release_free_pages, set_free_page_limit,
 };
 #[cfg(feature = "std")]
-pub use pool::{Pool, PoolStats, PooledArena};
+pub use pool::{Pool, PoolArena, PoolStats, PooledArena, SyncPool};
 pub use scope::Scope;
 #[cfg(feature = "std")]
 pub use scratch::with_scratch;

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::vec::Vec;
 
-use allocator_api2::alloc::AllocError;
+use allocator_api2::alloc::{AllocError, Allocator};
 
-use crate::{OneWayAlloc, arith};
+use crate::{OneWayAlloc, Stats, SyncOneWayAlloc, arith};
 
 /// A pool of retained arenas shared by threads: each request takes one with
 /// [`get`](Pool::get), and the guard puts it back, reset, when it drops. The idle
@@ -253,6 +253,9 @@ use crate::{OneWayAlloc, arith};
 /// });
 /// ```
 ///
+/// To keep the arena data itself across the `.await`, take the arena from a
+/// [`SyncPool`] ([`Pool::new_sync`]): its guard's `&SyncOneWayAlloc` is `Send`.
+///
 /// # Contention
 ///
 /// The idle list and the record of demand are behind one [`std::sync::Mutex`],
@@ -269,8 +272,8 @@ use crate::{OneWayAlloc, arith};
 /// on, and no arena is dropped for its size. The bound still holds (0 is below it);
 /// `max_idle`, the decay of the number of arenas and the `limit` (on the bytes of
 /// outstanding blocks) apply as usual.
-pub struct Pool {
-    state: Mutex<State>,
+pub struct Pool<Arena: PoolArena = OneWayAlloc> {
+    state: Mutex<State<Arena>>,
     config: Config,
     /// The size of the first page of an arena the pool creates, computed on first
     /// use (the OS page size is known only at run time); 0 until then.
@@ -290,9 +293,9 @@ struct Config {
 }
 
 /// What the pool's lock guards.
-struct State {
+struct State<Arena> {
     /// The idle arenas, the one returned last at the end.
-    idle: Vec<OneWayAlloc>,
+    idle: Vec<Arena>,
     /// The sum of their capacities (an idle arena is never changed on the list).
     idle_bytes: usize,
     /// Arenas out on guards, counted from the `get` that hands one out to the
@@ -319,6 +322,15 @@ struct Demand {
     /// Set when an epoch's end lowered a target: idle arenas may be over it.
     chores: bool,
 }
+
+/// [`Pool::DECAY_EPOCH`], for every arena type.
+const DECAY_EPOCH: usize = 64;
+
+/// [`Pool::DEFAULT_IDLE_LIMIT`], for every arena type.
+const DEFAULT_IDLE_LIMIT: usize = 128 << 20;
+
+/// [`Pool::DEFAULT_MAX_IDLE`], for every arena type.
+const DEFAULT_MAX_IDLE: usize = 16;
 
 /// Below this, a per-arena target's excess over the recent need goes at once.
 const DECAY_SNAP: usize = 1 << 20;
@@ -347,7 +359,7 @@ impl Demand {
         self.arena_bytes = self.arena_bytes.max(need);
         self.epoch_bytes = self.epoch_bytes.max(need);
         self.returns += 1;
-        if self.returns >= Pool::DECAY_EPOCH {
+        if self.returns >= DECAY_EPOCH {
             self.end_epoch(out);
         }
     }
@@ -373,31 +385,37 @@ fn decayed(target: usize, recent: usize, snap: usize) -> usize {
     recent + if half >= snap { half } else { 0 }
 }
 
-/// What a request needed of its arena: all its pages if it obtained any (or grew
-/// one) since `at_get`, the arena's page allocations and capacity when it was
-/// handed out; otherwise the pages it touched, its first page through its current
-/// one (the used pages come first in the list). 0 in the sanitizer mode.
-fn need(arena: &OneWayAlloc, at_get: (usize, usize)) -> usize {
-    let stats = arena.stats();
+/// What a request needed of an arena with `stats` now, whose page allocations and
+/// capacity were `at_get` when it was handed out: all its pages if it obtained any
+/// (or grew one) since; otherwise, from each of its `page_lists` (one per serial
+/// arena), the pages it touched: the first page through the current one (the used
+/// pages come first in the list). 0 in the sanitizer mode.
+fn need<'l, B: Allocator + 'l>(
+    stats: Stats,
+    at_get: (usize, usize),
+    page_lists: impl Iterator<Item = &'l OneWayAlloc<B>>,
+) -> usize {
     if stats.page_allocations > at_get.0 || stats.capacity > at_get.1 {
         return stats.capacity;
     }
     let mut bytes = 0usize;
-    for page in arena.pages() {
-        bytes = bytes.saturating_add(page.size);
-        if page.current {
-            break;
+    for arena in page_lists {
+        for page in arena.pages() {
+            bytes = bytes.saturating_add(page.size);
+            if page.current {
+                break;
+            }
         }
     }
     bytes
 }
 
 /// Work one return does for the decay, outside the lock.
-enum Chore {
+enum Chore<Arena> {
     /// An idle arena beyond the arenas the load needs.
-    Drop(OneWayAlloc),
+    Drop(Arena),
     /// An idle arena over the per-arena target, to trim and put back.
-    Trim(OneWayAlloc),
+    Trim(Arena),
 }
 
 impl Pool {
@@ -408,7 +426,7 @@ impl Pool {
     /// ```
     /// assert_eq!(onewayalloc::Pool::DEFAULT_MAX_IDLE, 16);
     /// ```
-    pub const DEFAULT_MAX_IDLE: usize = 16;
+    pub const DEFAULT_MAX_IDLE: usize = DEFAULT_MAX_IDLE;
 
     /// The most bytes the idle arenas of [`Pool::new`] hold together: 128 MiB (see
     /// [the bound](Pool#the-bound-on-idle-memory)).
@@ -420,7 +438,7 @@ impl Pool {
     /// assert_eq!(Pool::DEFAULT_IDLE_LIMIT, 128 << 20);
     /// assert_eq!(Pool::new().max_idle_bytes(), Pool::DEFAULT_IDLE_LIMIT);
     /// ```
-    pub const DEFAULT_IDLE_LIMIT: usize = 128 << 20;
+    pub const DEFAULT_IDLE_LIMIT: usize = DEFAULT_IDLE_LIMIT;
 
     /// The returns that make one epoch of the [decay
     /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest):
@@ -431,7 +449,7 @@ impl Pool {
     /// ```
     /// assert_eq!(onewayalloc::Pool::DECAY_EPOCH, 64);
     /// ```
-    pub const DECAY_EPOCH: usize = 64;
+    pub const DECAY_EPOCH: usize = DECAY_EPOCH;
 
     /// Creates an empty pool with the [defaults](Pool#defaults-and-why): at most
     /// [`DEFAULT_MAX_IDLE`](Self::DEFAULT_MAX_IDLE) idle arenas holding at most
@@ -450,6 +468,13 @@ impl Pool {
     /// assert_eq!(POOL.stats().idle_arenas, 1);
     /// ```
     pub const fn new() -> Pool {
+        Pool::empty()
+    }
+}
+
+impl<Arena: PoolArena> Pool<Arena> {
+    /// An empty pool with the defaults.
+    const fn empty() -> Pool<Arena> {
         Pool {
             state: Mutex::new(State {
                 idle: Vec::new(),
@@ -458,7 +483,7 @@ impl Pool {
                 demand: Demand::new(),
             }),
             config: Config {
-                max_idle: Self::DEFAULT_MAX_IDLE,
+                max_idle: DEFAULT_MAX_IDLE,
                 keep: None,
                 idle_limit: None,
                 size_hint: 0,
@@ -484,7 +509,7 @@ impl Pool {
     /// assert_eq!(POOL.stats().idle_arenas, 1); // the first returned was dropped
     /// ```
     #[must_use]
-    pub const fn max_idle(mut self, arenas: usize) -> Pool {
+    pub const fn max_idle(mut self, arenas: usize) -> Pool<Arena> {
         self.config.max_idle = arenas;
         self
     }
@@ -508,13 +533,13 @@ impl Pool {
     /// assert_eq!(POOL.stats().idle_bytes, if onewayalloc::SEPARATE_BLOCKS { 0 } else { 64 << 10 });
     /// ```
     #[must_use]
-    pub const fn keep(mut self, bytes: usize) -> Pool {
+    pub const fn keep(mut self, bytes: usize) -> Pool<Arena> {
         self.config.keep = Some(bytes);
         self
     }
 
     /// Sets the most bytes the idle arenas may hold together (their
-    /// [`idle_bytes`](PoolStats::idle_bytes)): [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT)
+    /// [`idle_bytes`](PoolStats::idle_bytes)): [`DEFAULT_IDLE_LIMIT`](Pool::DEFAULT_IDLE_LIMIT)
     /// unless set, or with [`keep`](Self::keep) `max_idle * (keep + first)`. An arena
     /// that would pass it makes the pool drop the idle arenas returned longest ago,
     /// and is trimmed to it if it is larger alone (see [the
@@ -530,7 +555,7 @@ impl Pool {
     /// assert!(POOL.stats().idle_bytes <= 1 << 20); // trimmed on its way back
     /// ```
     #[must_use]
-    pub const fn idle_limit(mut self, bytes: usize) -> Pool {
+    pub const fn idle_limit(mut self, bytes: usize) -> Pool<Arena> {
         self.config.idle_limit = Some(bytes);
         self
     }
@@ -550,7 +575,7 @@ impl Pool {
     /// assert!(arena.stats().pages <= 1);
     /// ```
     #[must_use]
-    pub const fn size_hint(mut self, bytes: usize) -> Pool {
+    pub const fn size_hint(mut self, bytes: usize) -> Pool<Arena> {
         self.config.size_hint = bytes;
         self.first_page = AtomicUsize::new(0); // to be computed for the new hint
         self
@@ -570,7 +595,7 @@ impl Pool {
     /// assert!(arena.try_alloc_bytes(2 << 20).is_err()); // over this request's budget
     /// ```
     #[must_use]
-    pub const fn limit(mut self, bytes: usize) -> Pool {
+    pub const fn limit(mut self, bytes: usize) -> Pool<Arena> {
         self.config.limit = Some(bytes);
         self
     }
@@ -591,9 +616,9 @@ impl Pool {
     /// assert_eq!(arena.alloc_str("cpu"), "cpu");
     /// ```
     #[must_use]
-    pub fn get(&self) -> PooledArena<'_> {
+    pub fn get(&self) -> PooledArena<'_, Arena> {
         let arena = self.take_idle().unwrap_or_else(|| {
-            let arena = OneWayAlloc::with_size_hint(self.config.size_hint);
+            let arena = Arena::create(self.config.size_hint);
             self.count_out(&mut self.lock());
             arena
         });
@@ -613,11 +638,11 @@ impl Pool {
     /// assert!(Pool::new().try_get().is_ok());
     /// assert!(Pool::new().size_hint(usize::MAX).try_get().is_err());
     /// ```
-    pub fn try_get(&self) -> Result<PooledArena<'_>, AllocError> {
+    pub fn try_get(&self) -> Result<PooledArena<'_, Arena>, AllocError> {
         let arena = match self.take_idle() {
             Some(arena) => arena,
             None => {
-                let arena = OneWayAlloc::try_with_size_hint(self.config.size_hint)?;
+                let arena = Arena::try_create(self.config.size_hint)?;
                 self.count_out(&mut self.lock());
                 arena
             }
@@ -645,7 +670,7 @@ impl Pool {
 
     /// The most the idle arenas can hold together (see [the
     /// bound](Pool#the-bound-on-idle-memory)): the [`idle_limit`](Self::idle_limit),
-    /// by default [`DEFAULT_IDLE_LIMIT`](Self::DEFAULT_IDLE_LIMIT), and no more than
+    /// by default [`DEFAULT_IDLE_LIMIT`](Pool::DEFAULT_IDLE_LIMIT), and no more than
     /// `max_idle` times what one idle arena may hold: `keep + first` under
     /// [`keep`](Self::keep), where `first` is the first page of an arena the pool
     /// creates, or less under a smaller [`limit`](Self::limit); `usize::MAX` if
@@ -664,7 +689,7 @@ impl Pool {
     pub fn max_idle_bytes(&self) -> usize {
         let limit = self.config.idle_limit.unwrap_or(match self.config.keep {
             Some(_) => usize::MAX,
-            None => Self::DEFAULT_IDLE_LIMIT,
+            None => DEFAULT_IDLE_LIMIT,
         });
         limit.min(self.config.max_idle.saturating_mul(self.arena_bound()))
     }
@@ -709,7 +734,7 @@ impl Pool {
     /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)
     /// now and does every chore it leaves: the idle memory the last epoch's requests
     /// did not need moves toward being given back, as it would after
-    /// [`DECAY_EPOCH`](Self::DECAY_EPOCH) more returns. Returns drive the decay by
+    /// [`DECAY_EPOCH`](Pool::DECAY_EPOCH) more returns. Returns drive the decay by
     /// themselves; call this from a timer (say every second) to let an idle server
     /// give memory back too: an epoch with no request needs nothing, so a few calls
     /// release every idle arena. Nothing happens under [`keep`](Self::keep). The
@@ -755,21 +780,21 @@ impl Pool {
     /// The pool's state, recovered if a panic elsewhere poisoned its lock (the
     /// state is valid at every point where a panic could occur: the pool never
     /// panics while it holds the lock).
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State<Arena>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Pops the arena returned last, if any, counting it out.
-    fn take_idle(&self) -> Option<OneWayAlloc> {
+    fn take_idle(&self) -> Option<Arena> {
         let mut state = self.lock();
-        let arena = state.idle.pop()?;
-        state.idle_bytes -= arena.stats().capacity; // it was counted when pushed
+        let mut arena = state.idle.pop()?;
+        state.idle_bytes -= arena.capacity(); // it was counted when pushed
         self.count_out(&mut state);
         Some(arena)
     }
 
     /// Counts one more arena out on a guard.
-    fn count_out(&self, state: &mut State) {
+    fn count_out(&self, state: &mut State<Arena>) {
         state.out += 1;
         let out = state.out;
         state.demand.note_get(out);
@@ -783,7 +808,7 @@ impl Pool {
         let first = self.first_page();
         let bound = match self.config.keep {
             Some(keep) => keep.saturating_add(first),
-            None => self.config.idle_limit.unwrap_or(Self::DEFAULT_IDLE_LIMIT),
+            None => self.config.idle_limit.unwrap_or(DEFAULT_IDLE_LIMIT),
         };
         match self.config.limit {
             // No use keeping more than the next request may hold.
@@ -819,38 +844,24 @@ impl Pool {
 
     /// Trims a reset arena to `target` bytes, outside the lock. `false` if it stays
     /// over (its first page alone is larger), so it must be dropped.
-    fn trim_to(&self, arena: &mut OneWayAlloc, target: usize) -> bool {
-        if arena.stats().capacity <= target {
-            return true;
-        }
-        // After the reset the first page is current and every other page unused, so
-        // `trim(budget)` leaves `first page + at most budget` bytes, keeping the
-        // pages the last request used (they come first in the list).
-        arena.trim(target.saturating_sub(self.first_page()));
-        if arena.stats().capacity <= target {
-            return true;
-        }
-        // An arena swapped in through `DerefMut` with a larger first page: less
-        // budget for its other pages.
-        let first_page = arena.pages().next().map_or(0, |page| page.size);
-        arena.trim(target.saturating_sub(first_page));
-        arena.stats().capacity <= target
+    fn trim_to(&self, arena: &mut Arena, target: usize) -> bool {
+        arena.capacity() <= target || arena.trim_to(target, self.first_page())
     }
 
     /// Takes an arena back from a guard: reset outside the lock, the return noted,
     /// then kept (trimmed first if over the target) or dropped, and one chore of
     /// the decay done.
-    fn give_back(&self, mut arena: OneWayAlloc, at_get: (usize, usize)) {
+    fn give_back(&self, mut arena: Arena, at_get: (usize, usize)) {
         /// Uncounts the arena if its reset panics (it is dropped while unwinding).
-        struct Uncount<'p>(&'p Pool);
-        impl Drop for Uncount<'_> {
+        struct Uncount<'p, Arena: PoolArena>(&'p Pool<Arena>);
+        impl<Arena: PoolArena> Drop for Uncount<'_, Arena> {
             fn drop(&mut self) {
                 self.0.lock().out -= 1;
             }
         }
         let need = match self.config.keep {
             Some(_) => 0, // unused: nothing decays
-            None => need(&arena, at_get),
+            None => arena.need(at_get),
         };
         let uncount = Uncount(self);
         arena.reset();
@@ -863,7 +874,7 @@ impl Pool {
             let out = state.out;
             state.demand.note_return(need.min(self.arena_bound()), out);
             let target = self.arena_target(&state.demand);
-            let capacity = arena.stats().capacity;
+            let capacity = arena.capacity();
             // The steady state: within the target, room on the list.
             if capacity <= target && state.has_room(capacity, max_idle, bound) {
                 state.idle_bytes += capacity;
@@ -887,9 +898,9 @@ impl Pool {
     /// (dropping the oldest idle arenas while there is no room) or, for an arena
     /// back from a chore, as the oldest (dropped itself if there is no room). Every
     /// drop happens outside the lock.
-    fn keep_idle(&self, arena: OneWayAlloc, newest: bool) {
+    fn keep_idle(&self, mut arena: Arena, newest: bool) {
         let (bound, max_idle) = (self.max_idle_bytes(), self.config.max_idle);
-        let capacity = arena.stats().capacity;
+        let capacity = arena.capacity();
         let mut arena = Some(arena);
         while let Some(kept) = arena.take() {
             let oldest = {
@@ -919,7 +930,7 @@ impl Pool {
     /// idle arena while the arenas exceed their target, else an idle arena over the
     /// per-arena target. Taken off the list; done by [`do_chore`](Self::do_chore)
     /// outside the lock.
-    fn chore(&self, state: &mut State) -> Option<Chore> {
+    fn chore(&self, state: &mut State<Arena>) -> Option<Chore<Arena>> {
         if !state.demand.chores || self.config.keep.is_some() {
             return None;
         }
@@ -927,7 +938,7 @@ impl Pool {
             return Some(Chore::Drop(state.remove(0)));
         }
         let target = self.arena_target(&state.demand);
-        match state.idle.iter().position(|a| a.stats().capacity > target) {
+        match state.idle.iter_mut().position(|a| a.capacity() > target) {
             Some(i) => Some(Chore::Trim(state.remove(i))),
             None => {
                 state.demand.chores = false;
@@ -938,7 +949,7 @@ impl Pool {
 
     /// Does a chore outside the lock: drops the arena, or trims it to the current
     /// target and puts it back as the oldest idle arena.
-    fn do_chore(&self, chore: Chore) {
+    fn do_chore(&self, chore: Chore<Arena>) {
         match chore {
             Chore::Drop(arena) => drop(arena),
             Chore::Trim(mut arena) => {
@@ -951,7 +962,7 @@ impl Pool {
     }
 }
 
-impl State {
+impl<Arena: PoolArena> State<Arena> {
     /// Whether an arena of `capacity` bytes fits on the list: fewer than
     /// `max_idle` idle, the idle bytes within `bound`, and room in the `Vec`
     /// reserved (`try_reserve` first, so the push cannot allocate or panic under
@@ -966,9 +977,9 @@ impl State {
     }
 
     /// Takes the idle arena at `index` off the list.
-    fn remove(&mut self, index: usize) -> OneWayAlloc {
-        let arena = self.idle.remove(index);
-        self.idle_bytes -= arena.stats().capacity; // it was counted when pushed
+    fn remove(&mut self, index: usize) -> Arena {
+        let mut arena = self.idle.remove(index);
+        self.idle_bytes -= arena.capacity(); // it was counted when pushed
         arena
     }
 }
@@ -980,7 +991,7 @@ impl Default for Pool {
     }
 }
 
-impl fmt::Debug for Pool {
+impl<Arena: PoolArena> fmt::Debug for Pool<Arena> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pool")
             .field("max_idle", &self.config.max_idle)
@@ -1041,20 +1052,20 @@ pub struct PoolStats {
 /// });
 /// assert_eq!(pool.stats().idle_arenas, 1);
 /// ```
-pub struct PooledArena<'p> {
+pub struct PooledArena<'p, Arena: PoolArena = OneWayAlloc> {
     /// Taken out only in `drop`.
-    arena: ManuallyDrop<OneWayAlloc>,
-    pool: &'p Pool,
+    arena: ManuallyDrop<Arena>,
+    pool: &'p Pool<Arena>,
     /// The arena's page allocations and capacity when it was handed out, to tell
     /// whether its request obtained pages.
     at_get: (usize, usize),
 }
 
-impl<'p> PooledArena<'p> {
+impl<'p, Arena: PoolArena> PooledArena<'p, Arena> {
     /// Hands `arena` out of `pool`, with the pool's limit.
-    fn new(pool: &'p Pool, arena: OneWayAlloc) -> PooledArena<'p> {
+    fn new(pool: &'p Pool<Arena>, mut arena: Arena) -> PooledArena<'p, Arena> {
         arena.set_limit(pool.config.limit);
-        let stats = arena.stats();
+        let stats = arena.figures();
         PooledArena {
             arena: ManuallyDrop::new(arena),
             pool,
@@ -1063,18 +1074,18 @@ impl<'p> PooledArena<'p> {
     }
 }
 
-impl Deref for PooledArena<'_> {
-    type Target = OneWayAlloc;
+impl<Arena: PoolArena> Deref for PooledArena<'_, Arena> {
+    type Target = Arena;
 
     #[inline]
-    fn deref(&self) -> &OneWayAlloc {
+    fn deref(&self) -> &Arena {
         &self.arena
     }
 }
 
-impl DerefMut for PooledArena<'_> {
+impl<Arena: PoolArena> DerefMut for PooledArena<'_, Arena> {
     #[inline]
-    fn deref_mut(&mut self) -> &mut OneWayAlloc {
+    fn deref_mut(&mut self) -> &mut Arena {
         &mut self.arena
     }
 }
@@ -1085,7 +1096,7 @@ impl DerefMut for PooledArena<'_> {
 /// during a panic. The reset drops the values placed with
 /// [`alloc_owned`](OneWayAlloc::alloc_owned); if one of their destructors panics,
 /// the others still run and the arena is dropped rather than kept.
-impl Drop for PooledArena<'_> {
+impl<Arena: PoolArena> Drop for PooledArena<'_, Arena> {
     fn drop(&mut self) {
         // SAFETY: `drop` runs once, and `self.arena` is not used after this: the
         // value is taken out exactly once. Taken before the reset, so that if a
@@ -1096,9 +1107,207 @@ impl Drop for PooledArena<'_> {
     }
 }
 
-impl fmt::Debug for PooledArena<'_> {
+impl<Arena: PoolArena> fmt::Debug for PooledArena<'_, Arena> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("PooledArena").field(&*self.arena).finish()
+    }
+}
+
+/// The arena types a [`Pool`] hands out: [`OneWayAlloc`] (the default) and
+/// [`SyncOneWayAlloc`] (see [`SyncPool`]). Sealed: what the pool's policy needs of
+/// an arena, implemented by the crate for those two only.
+pub trait PoolArena: Sized + Send + fmt::Debug + sealed::Sealed {
+    /// A new arena whose first page fits `size_hint` bytes, panicking as
+    /// `with_size_hint` does.
+    #[doc(hidden)]
+    fn create(size_hint: usize) -> Self;
+    /// Like `create`, returning an error instead.
+    #[doc(hidden)]
+    fn try_create(size_hint: usize) -> Result<Self, AllocError>;
+    /// The arena's `reset`.
+    #[doc(hidden)]
+    fn reset(&mut self);
+    /// The arena's `set_limit`.
+    #[doc(hidden)]
+    fn set_limit(&mut self, limit: Option<usize>);
+    /// The arena's `stats`.
+    #[doc(hidden)]
+    fn figures(&mut self) -> Stats;
+    /// The bytes it holds from its backing allocator.
+    #[doc(hidden)]
+    fn capacity(&mut self) -> usize {
+        self.figures().capacity
+    }
+    /// What its request needed (see `need`), before the reset.
+    #[doc(hidden)]
+    fn need(&mut self, at_get: (usize, usize)) -> usize;
+    /// Trims the reset arena to at most `target` bytes, `first_page` being the first
+    /// page of an arena the pool creates; `false` if it stays over.
+    #[doc(hidden)]
+    fn trim_to(&mut self, target: usize, first_page: usize) -> bool;
+}
+
+mod sealed {
+    /// Only the crate's arena types are [`PoolArena`](super::PoolArena)s.
+    pub trait Sealed {}
+    impl Sealed for crate::OneWayAlloc {}
+    impl Sealed for crate::SyncOneWayAlloc {}
+}
+
+impl PoolArena for OneWayAlloc {
+    fn create(size_hint: usize) -> Self {
+        OneWayAlloc::with_size_hint(size_hint)
+    }
+
+    fn try_create(size_hint: usize) -> Result<Self, AllocError> {
+        OneWayAlloc::try_with_size_hint(size_hint)
+    }
+
+    fn reset(&mut self) {
+        OneWayAlloc::reset(self);
+    }
+
+    fn set_limit(&mut self, limit: Option<usize>) {
+        OneWayAlloc::set_limit(self, limit);
+    }
+
+    fn figures(&mut self) -> Stats {
+        self.stats()
+    }
+
+    fn need(&mut self, at_get: (usize, usize)) -> usize {
+        need(self.stats(), at_get, core::iter::once(&*self))
+    }
+
+    fn trim_to(&mut self, target: usize, first_page: usize) -> bool {
+        // After the reset the first page is current and every other page unused, so
+        // `trim(budget)` leaves `first page + at most budget` bytes, keeping the
+        // pages the last request used (they come first in the list).
+        self.trim(target.saturating_sub(first_page));
+        if self.stats().capacity <= target {
+            return true;
+        }
+        // An arena swapped in through `DerefMut` with a larger first page: less
+        // budget for its other pages.
+        let own_first_page = self.pages().next().map_or(0, |page| page.size);
+        self.trim(target.saturating_sub(own_first_page));
+        self.stats().capacity <= target
+    }
+}
+
+/// A sync arena holds one serial arena per thread that allocated in it since it
+/// was created (a task that moved between threads leaves one on each): its need is
+/// what its request touched in each of them, and its target bounds them together.
+impl PoolArena for SyncOneWayAlloc {
+    fn create(size_hint: usize) -> Self {
+        SyncOneWayAlloc::with_size_hint(size_hint)
+    }
+
+    fn try_create(size_hint: usize) -> Result<Self, AllocError> {
+        SyncOneWayAlloc::try_with_size_hint(size_hint)
+    }
+
+    fn reset(&mut self) {
+        SyncOneWayAlloc::reset(self);
+    }
+
+    fn set_limit(&mut self, limit: Option<usize>) {
+        SyncOneWayAlloc::set_limit(self, limit);
+    }
+
+    fn figures(&mut self) -> Stats {
+        self.stats()
+    }
+
+    fn need(&mut self, at_get: (usize, usize)) -> usize {
+        let stats = self.stats();
+        need(stats, at_get, self.serial_arenas())
+    }
+
+    fn trim_to(&mut self, target: usize, _first_page: usize) -> bool {
+        let (mut first_pages, mut serials) = (0usize, 0usize);
+        for serial in self.serial_arenas() {
+            let first_page = serial.pages().next().map_or(0, |page| page.size);
+            first_pages = first_pages.saturating_add(first_page);
+            serials += 1;
+        }
+        // Each serial keeps at most `budget` past its first page: first as much as
+        // the last request used there (the pages it used come first), then, if the
+        // serials are still over together, an equal share each.
+        let budget = target.saturating_sub(first_pages);
+        self.trim(budget);
+        if self.stats().capacity <= target {
+            return true;
+        }
+        self.trim(budget / serials.max(1));
+        self.stats().capacity <= target
+    }
+}
+
+/// A [`Pool`] of [`SyncOneWayAlloc`]s, made by [`Pool::new_sync`]: the same policy
+/// and bound, and a guard whose arena many threads (or one task that moves between
+/// threads) can allocate in through `&SyncOneWayAlloc`, so that arena data can be
+/// held across an `.await` in a future that must be `Send`.
+///
+/// # Examples
+/// ```
+/// use onewayalloc::{SyncOneWayAlloc, SyncPool, Pool};
+/// use onewayalloc::allocator_api2::vec::Vec;
+///
+/// static POOL: SyncPool = Pool::new_sync().max_idle(8);
+///
+/// async fn handle(request: &str) -> usize {
+///     let arena = POOL.get();
+///     let mut words: Vec<&str, &SyncOneWayAlloc> = Vec::new_in(&*arena);
+///     words.extend(request.split_whitespace());
+///     std::future::ready(()).await; // a timer or a socket in a real handler
+///     words.len() // the arena data is still there after the await
+/// }
+///
+/// fn require_send<F: std::future::Future + Send>(future: F) -> F { future }
+/// let future = std::pin::pin!(require_send(handle("GET /index.html")));
+/// # let mut future = future;
+/// # let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+/// assert_eq!(future.as_mut().poll(&mut cx), std::task::Poll::Ready(2));
+/// ```
+pub type SyncPool = Pool<SyncOneWayAlloc>;
+
+impl Pool<SyncOneWayAlloc> {
+    /// Creates an empty [`SyncPool`]: a pool of [`SyncOneWayAlloc`]s with the
+    /// [defaults](Pool#defaults-and-why) and the [decay
+    /// policy](Pool#the-idle-memory-policy-keep-what-the-load-needs-decay-the-rest)
+    /// of [`Pool::new`], and the same settings. Every figure counts all the serial
+    /// arenas of an arena together (one per thread that allocated in it): its
+    /// need, its target, the [bound](Pool#the-bound-on-idle-memory), and under
+    /// [`keep`](Pool::keep) `keep` plus one first page, which a sync arena used on
+    /// several threads passes unless `keep` holds their first pages (64 KiB each)
+    /// too: such an arena is dropped instead of kept. It obtains nothing until the
+    /// first [`get`](Pool::get).
+    ///
+    /// A guard held across an `.await` stays out while its request waits: with
+    /// many requests in flight, as many arenas are out, and the pages each grows
+    /// serve only its own request until it comes back. Keep in it what must cross
+    /// the await (the parsed request, say) and take the scratch memory of heavy
+    /// work done after the await then (a [`Pool`] guard, or
+    /// [`with_scratch`](crate::with_scratch)); see docs/GUIDE.md, "Async servers".
+    ///
+    /// # Examples
+    /// ```
+    /// use onewayalloc::{Pool, SyncPool};
+    ///
+    /// static POOL: SyncPool = Pool::new_sync();
+    /// let arena = POOL.get();
+    /// std::thread::scope(|s| {
+    ///     for worker in 0..2 {
+    ///         let arena = &*arena;
+    ///         s.spawn(move || arena.alloc(worker));
+    ///     }
+    /// });
+    /// drop(arena);
+    /// assert_eq!(POOL.stats().idle_arenas, 1);
+    /// ```
+    pub const fn new_sync() -> SyncPool {
+        Pool::empty()
     }
 }
 

@@ -1049,3 +1049,15 @@ impl_allocator!(
     allocator_api2_04::alloc::Allocator,
     allocator_api2_04::alloc::AllocError
 );
+
+impl<A: Allocator> SyncOneWayAlloc<A> {
+    /// Every serial arena, through exclusive access: what the pool's policy reads
+    /// (their pages) after the arena comes back (pool.rs).
+    pub(crate) fn serial_arenas(&mut self) -> impl Iterator<Item = &Serial<A>> + '_ {
+        self.slots_mut().iter().map(|slot| {
+            // SAFETY: `&mut self` is held for as long as the iterator and its items
+            // live: no thread uses the serial, alive in the list.
+            unsafe { slot.serial.as_ref() }.access()
+        })
+    }
+}

@@ -11,7 +11,7 @@
 
 use std::fmt::{self, Write};
 
-use crate::query::{QueryAlloc, QueryResult};
+use crate::query::{Group, QueryAlloc, QueryResult};
 
 /// The context every query asks for.
 pub const CONTEXT: &str = "apps.cpu";
@@ -23,15 +23,26 @@ pub fn write_answer<'a, A: QueryAlloc<'a>>(
     result: &QueryResult<'_, 'a, A>,
     seed: usize,
 ) -> fmt::Result {
+    let groups = result.groups_by_name();
+    write_answer_of(out, seed, result.dimensions(), result.checksum(), &groups)
+}
+
+/// Writes the answer made of these figures and groups (in name order) to `out`: what
+/// [`write_answer`] writes of a query's result, from a copy of it.
+pub fn write_answer_of(
+    out: &mut impl Write,
+    seed: usize,
+    dimensions: usize,
+    checksum: f64,
+    groups: &[Group<'_>],
+) -> fmt::Result {
     out.write_str("{\"context\":")?;
     write_str(out, CONTEXT)?;
     write!(
         out,
-        ",\"seed\":{seed},\"dimensions\":{},\"checksum\":{},\"groups\":[",
-        result.dimensions(),
-        result.checksum()
+        ",\"seed\":{seed},\"dimensions\":{dimensions},\"checksum\":{checksum},\"groups\":["
     )?;
-    for (i, group) in result.groups_by_name().iter().enumerate() {
+    for (i, group) in groups.iter().enumerate() {
         if i > 0 {
             out.write_char(',')?;
         }

@@ -7,12 +7,13 @@
 //! dimensions up by id, and drops it all. Only how a string and a struct are kept
 //! differs between allocators ([`QueryAlloc`]).
 
+use std::future::Future;
 use std::ops::DerefMut;
 
-use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{Allocator, Global};
 use onewayalloc::allocator_api2::{boxed::Box, vec::Vec};
 use onewayalloc::hashbrown::{DefaultHashBuilder, HashMap};
+use onewayalloc::OneWayAlloc;
 
 use crate::compat::{BumpScopeApi2 as ScopeRef, Mi as MiAlloc};
 use crate::linear::LinearBuffer;
@@ -183,6 +184,44 @@ pub fn answer<'a, A: QueryAlloc<'a>, R>(
     seed: usize,
     respond: impl FnOnce(&QueryResult<'_, 'a, A>) -> R,
 ) -> R {
+    let charts = build_charts(alloc, db, seed);
+    let vc = build_virtual_chart(alloc, db, &charts);
+    respond(&QueryResult {
+        alloc,
+        db,
+        charts: &charts,
+        vc: &vc,
+    })
+}
+
+/// [`answer`] with an `.await` of `pause` between the query and `respond`: the
+/// handler of a server that awaits (a database, another service) while it holds
+/// the query's structures. Its future is `Send` when `A` is.
+pub async fn answer_after_await<'a, A: QueryAlloc<'a>, R>(
+    alloc: A,
+    db: &Database,
+    seed: usize,
+    pause: impl Future<Output = ()>,
+    respond: impl FnOnce(&QueryResult<'_, 'a, A>) -> R,
+) -> R {
+    let charts = build_charts(alloc, db, seed);
+    let vc = build_virtual_chart(alloc, db, &charts);
+    pause.await;
+    respond(&QueryResult {
+        alloc,
+        db,
+        charts: &charts,
+        vc: &vc,
+    })
+}
+
+/// The charts of the query: per dimension the dimension struct, its id and name
+/// strings, its points buffer and its slot in its chart's `Vec`.
+fn build_charts<'a, A: QueryAlloc<'a>>(
+    alloc: A,
+    db: &Database,
+    seed: usize,
+) -> Vec<Chart<'a, A>, A> {
     let mut charts = Vec::new_in(alloc);
     for (c, source) in db.charts.iter().enumerate() {
         let id = alloc.keep_str(&source.id);
@@ -199,7 +238,16 @@ pub fn answer<'a, A: QueryAlloc<'a>, R>(
         }
         charts.push(Chart { id, dimensions });
     }
+    charts
+}
 
+/// The virtual chart over `charts`: a slot per dimension, an id -> index map entry
+/// per dimension, a name -> group map, and each group's sum.
+fn build_virtual_chart<'q, 'a, A: QueryAlloc<'a>>(
+    alloc: A,
+    db: &Database,
+    charts: &'q [Chart<'a, A>],
+) -> VirtualChart<'q, 'a, A> {
     let total = db.dimensions(); // known up front, as in Netdata
     let mut vc = VirtualChart {
         dimensions: Vec::with_capacity_in(total, alloc),
@@ -207,7 +255,7 @@ pub fn answer<'a, A: QueryAlloc<'a>, R>(
         by_name: HashMap::new_in(alloc),
         groups: Vec::new_in(alloc),
     };
-    for chart in &charts {
+    for chart in charts {
         for dim in &chart.dimensions {
             let dim: &Dimension<'a, A> = dim;
             vc.by_id.insert(dim.id.as_ref(), vc.dimensions.len());
@@ -221,12 +269,7 @@ pub fn answer<'a, A: QueryAlloc<'a>, R>(
             groups[g].1 += dim.points.len();
         }
     }
-    respond(&QueryResult {
-        alloc,
-        db,
-        charts: &charts,
-        vc: &vc,
-    })
+    vc
 }
 
 /// What a context query built, before it is dropped: its virtual chart.

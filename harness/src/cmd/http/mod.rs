@@ -169,6 +169,7 @@ pub fn run(args: &Args) {
     }
     if args.report.notes {
         out.para(&targets(&strategies, &best, &parallel_rates));
+        out.para(&await_targets(&strategies, &best, &parallel_rates));
     }
 }
 
@@ -381,20 +382,7 @@ fn targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>]) -> St
     ) else {
         return format!("Targets: {}", notes.join(" "));
     };
-    // The median over the rounds of the ratio within each round.
-    let median_ratio = |of: usize, to: usize| {
-        let mut ratios: Vec<f64> = rates[of]
-            .iter()
-            .zip(&rates[to])
-            .map(|(a, b)| a / b)
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        match ratios.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => ratios[n / 2],
-            n => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
-        }
-    };
+    let median_ratio = |of: usize, to: usize| median_ratio(&rates[of], &rates[to]);
     let (over_tuned, over_scratch) = (
         median_ratio(defaults, tuned),
         median_ratio(defaults, scratch),
@@ -417,4 +405,88 @@ fn targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>]) -> St
         met(d.peak_parallel <= t.peak_parallel + t.peak_parallel / 100),
     ));
     format!("Targets: {}", notes.join(" "))
+}
+
+/// The median over the rounds of the ratio of `of`'s rate to `to`'s within each
+/// round.
+fn median_ratio(of: &[f64], to: &[f64]) -> f64 {
+    let mut ratios: Vec<f64> = of.iter().zip(to).map(|(a, b)| a / b).collect();
+    ratios.sort_by(f64::total_cmp);
+    match ratios.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => ratios[n / 2],
+        n => (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0,
+    }
+}
+
+/// The sync pool's targets (issue 31): the awaiting handler on a `SyncPool` (the
+/// request parsed into the arena and held across the await) at least 0.90x the
+/// parallel rate of `Pool::new()` with the work split around the await, with a
+/// peak resident memory in the parallel test at most 1.10x its; beside them its
+/// rate over the awaiting handler on malloc and mimalloc and over `Pool::new()`
+/// without an await, and the handlers that hold the whole query across the await
+/// (rate and peak over the split one). Rate ratios are the medians of the rounds'
+/// ratios, the fastest rounds' ratio beside them.
+fn await_targets(strategies: &[Strategy], best: &[Measured], rates: &[Vec<f64>]) -> String {
+    let index = |s: Strategy| strategies.iter().position(|&x| x == s);
+    let ratio = |of: usize, to: usize| {
+        format!(
+            "{:.2}x (fastest rounds {:.2}x)",
+            median_ratio(&rates[of], &rates[to]),
+            best[of].parallel.rate() / best[to].parallel.rate()
+        )
+    };
+    let peak = |of: usize, to: usize| best[of].peak_parallel as f64 / best[to].peak_parallel as f64;
+    let mut notes = Vec::new();
+    if let (Some(sync), Some(split)) = (index(Strategy::SyncPoolAwait), index(Strategy::PoolSplit))
+    {
+        let others: Vec<String> = [
+            Strategy::MallocAwait,
+            Strategy::MimallocAwait,
+            Strategy::PoolDefaults,
+        ]
+        .into_iter()
+        .filter_map(|other| index(other).map(|i| format!("{} {}", other.name(), ratio(sync, i))))
+        .collect();
+        notes.push(format!(
+            "Awaiting handlers: {} is {} the parallel rate of {}, target >= 0.90x: {}; peak \
+             resident in the parallel test {} KiB against {} KiB ({:.2}x), target <= 1.10x: {}. \
+             Its parallel rate over {}.",
+            Strategy::SyncPoolAwait.name(),
+            ratio(sync, split),
+            Strategy::PoolSplit.name(),
+            met(median_ratio(&rates[sync], &rates[split]) >= 0.90),
+            best[sync].peak_parallel,
+            best[split].peak_parallel,
+            peak(sync, split),
+            met(peak(sync, split) <= 1.10),
+            match others.is_empty() {
+                true => "no other".to_string(),
+                false => others.join("; "),
+            },
+        ));
+        if let Some(then) = index(Strategy::SyncPoolThenPool) {
+            notes.push(format!(
+                "{}: {} the parallel rate of {}, peak resident {:.2}x.",
+                Strategy::SyncPoolThenPool.name(),
+                ratio(then, split),
+                Strategy::PoolSplit.name(),
+                peak(then, split),
+            ));
+        }
+    }
+    if let Some(split) = index(Strategy::PoolSplitQuery) {
+        for holder in [Strategy::SyncPoolHoldsQuery, Strategy::MallocHoldsQuery] {
+            if let Some(i) = index(holder) {
+                notes.push(format!(
+                    "{}: {} the parallel rate of {}, peak resident {:.2}x.",
+                    holder.name(),
+                    ratio(i, split),
+                    Strategy::PoolSplitQuery.name(),
+                    peak(i, split),
+                ));
+            }
+        }
+    }
+    notes.join(" ")
 }

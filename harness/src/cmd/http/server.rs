@@ -30,7 +30,9 @@ use onewayalloc_harness::query::Database;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use super::strategy::{Shared, Strategy, respond};
+use onewayalloc::Pool;
+
+use super::strategy::{Shared, Strategy, awaits, respond, respond_awaiting};
 use crate::cmd::positive;
 
 #[derive(clap::Args)]
@@ -83,6 +85,7 @@ pub fn serve(args: &ServerArgs) {
         strategy: args.strategy,
         db: Database::new(args.charts, args.dims, args.points),
         pool: args.strategy.pool(),
+        sync_pool: Pool::new_sync(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.threads)
@@ -116,8 +119,8 @@ pub fn serve(args: &ServerArgs) {
                     let shared = Arc::clone(&shared);
                     tokio::spawn(async move {
                         let service = service_fn(move |request| {
-                            let response = handle(&shared, &request);
-                            async move { Ok::<_, hyper::Error>(response) }
+                            let shared = Arc::clone(&shared);
+                            async move { Ok::<_, hyper::Error>(handle(&shared, &request).await) }
                         });
                         // A client that goes away is no error of the server's.
                         let _ = http1::Builder::new()
@@ -141,7 +144,7 @@ pub fn serve(args: &ServerArgs) {
 }
 
 /// One request: `GET /query?seed=N`.
-fn handle(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>> {
     let seed = (request.uri().path() == "/query")
         .then(|| request.uri().query())
         .flatten()
@@ -152,7 +155,14 @@ fn handle(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>>
         *response.status_mut() = StatusCode::NOT_FOUND;
         return response;
     };
-    let mut response = Response::new(Full::new(respond(shared, seed)));
+    let body = match awaits(shared.strategy) {
+        true => {
+            let target = request.uri().path_and_query().map_or("", |t| t.as_str());
+            respond_awaiting(shared, target).await
+        }
+        false => respond(shared, seed),
+    };
+    let mut response = Response::new(Full::new(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("application/json"),
@@ -191,6 +201,12 @@ fn memory_line(shared: &Shared) -> String {
 
 /// The pool's idle arenas and bytes (0 and 0 for the strategies without a pool).
 fn pool_idle(shared: &Shared) -> (usize, usize) {
-    let stats = shared.pool.stats();
+    let stats = match shared.strategy {
+        // The pool whose arenas cross the await.
+        Strategy::SyncPoolAwait | Strategy::SyncPoolThenPool | Strategy::SyncPoolHoldsQuery => {
+            shared.sync_pool.stats()
+        }
+        _ => shared.pool.stats(),
+    };
     (stats.idle_arenas, stats.idle_bytes)
 }
