@@ -10,10 +10,10 @@
 use std::future::Future;
 use std::ops::DerefMut;
 
+use onewayalloc::OneWayAlloc;
 use onewayalloc::allocator_api2::alloc::{Allocator, Global};
 use onewayalloc::allocator_api2::{boxed::Box, vec::Vec};
 use onewayalloc::hashbrown::{DefaultHashBuilder, HashMap};
-use onewayalloc::OneWayAlloc;
 
 use crate::compat::{BumpScopeApi2 as ScopeRef, Mi as MiAlloc};
 use crate::linear::LinearBuffer;
