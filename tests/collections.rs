@@ -228,6 +228,73 @@ fn collect_in_a_filter_grows_in_place_without_copies() {
     }
 }
 
+/// An iterator whose `size_hint` says `hint` whatever it yields: a buggy one
+/// (a lower bound above what it yields) or a modest one (below).
+struct Hinted<I> {
+    items: I,
+    hint: usize,
+}
+
+impl<I: Iterator> Iterator for Hinted<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.items.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.hint, None)
+    }
+}
+
+#[test]
+fn collect_in_a_vec_keeps_every_item_whatever_the_hint_says() {
+    let arena = OneWayAlloc::new();
+    for (len, hint) in [(0, 0), (0, 5), (3, 0), (3, 3), (3, 8), (9, 4), (40, 39)] {
+        let items = (0..len).map(|i| format!("item {i}"));
+        let v: Vec<std::string::String> = Hinted { items, hint }.collect_in(&arena);
+        let expected: std::vec::Vec<_> = (0..len).map(|i| format!("item {i}")).collect();
+        assert_eq!(v[..], expected[..], "{len} items, lower bound {hint}");
+        assert!(
+            v.capacity() >= hint.max(len),
+            "{len} items, lower bound {hint}"
+        );
+    }
+}
+
+#[test]
+fn collect_in_a_vec_drops_what_it_wrote_when_the_iterator_panics() {
+    use std::cell::Cell;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    struct Counted<'c>(&'c Cell<usize>);
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+    let arena = OneWayAlloc::new();
+    let drops = Cell::new(0);
+    // Panics at the fourth item: within the reserved room (hint 6), then past it
+    // (hint 2: the rest goes through `extend`).
+    for hint in [6, 2] {
+        drops.set(0);
+        let items = (0..6).map(|i| {
+            assert!(i < 3, "the iterator fails at item {i}");
+            Counted(&drops)
+        });
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let _: Vec<Counted<'_>> = Hinted { items, hint }.collect_in(&arena);
+        }));
+        assert!(result.is_err());
+        assert_eq!(
+            drops.get(),
+            3,
+            "lower bound {hint}: each item written dropped once"
+        );
+    }
+    // The arena goes on.
+    let v: Vec<u8> = (0..4).collect_in(&arena);
+    assert_eq!(v, [0, 1, 2, 3]);
+}
+
 #[test]
 fn collect_in_maps_and_sets() {
     let arena = OneWayAlloc::new();

@@ -26,8 +26,9 @@ use super::{Arena, ArenaHandle, String};
 ///
 /// # Cost
 ///
-/// Each collection first reserves the iterator's lower size bound, then grows as
-/// its `extend` does.
+/// Each collection first reserves the iterator's lower size bound (a `Vec` writes
+/// that many items without a capacity check per item), then grows as its `extend`
+/// does.
 /// - `Vec`, `Box<[T]>` and `String` grow in place while they are the most recent
 ///   block of the arena, so an iterator with a wrong hint (`filter`, `flat_map`)
 ///   costs no copy unless the iterator itself allocates from the arena; `Box<[T]>`
@@ -152,7 +153,49 @@ impl<T, B: Allocator> FromIteratorIn<T> for Vec<T, B> {
     where
         I: IntoIterator<Item = T>,
     {
-        reserved_then_extended(iter, |hint| Vec::with_capacity_in(hint, alloc))
+        let mut iter = iter.into_iter();
+        let mut vec = Vec::with_capacity_in(iter.size_hint().0, alloc);
+        fill_reserved(&mut vec, &mut iter);
+        vec.extend(iter);
+        vec
+    }
+}
+
+/// Writes items of `iter` into the room `vec` has reserved, until it is full or the
+/// iterator ends: one write per item, where `extend` checks the capacity and
+/// stores the length at each (allocator-api2's `extend` has no `TrustedLen` path;
+/// measured: about 30 instructions per `u32` item through it, 3 here).
+#[inline]
+fn fill_reserved<T, B: Allocator>(vec: &mut Vec<T, B>, iter: &mut impl Iterator<Item = T>) {
+    /// The vector's length, stored when the filling ends, also when the iterator
+    /// panics: the items written are then the vector's and drop with it.
+    struct Written<'v, T, B: Allocator> {
+        vec: &'v mut Vec<T, B>,
+        len: usize,
+    }
+    impl<T, B: Allocator> Drop for Written<'_, T, B> {
+        #[inline]
+        fn drop(&mut self) {
+            // SAFETY: `len` is at most the capacity (the loop below stops at it),
+            // and the elements before it are initialized: those before the length
+            // the vector had, and each one the loop wrote before counting it.
+            unsafe { self.vec.set_len(self.len) }
+        }
+    }
+    let capacity = vec.capacity();
+    let base = vec.as_mut_ptr();
+    let mut written = Written {
+        len: vec.len(),
+        vec,
+    };
+    while written.len < capacity {
+        let Some(item) = iter.next() else { break };
+        // SAFETY: `written.len < capacity`, so the slot is within the vector's
+        // allocation (`base` is its buffer's start, and the buffer is neither
+        // moved nor freed while the vector is borrowed here); it is past the
+        // length, so uninitialized: writing does not drop anything.
+        unsafe { base.add(written.len).write(item) };
+        written.len += 1;
     }
 }
 

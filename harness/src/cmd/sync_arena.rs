@@ -20,8 +20,9 @@
 //!   that two free cores give;
 //! - `rayon, 100k Vecs`: 100,000 small vectors (4 to 19 `u32`) built by
 //!   `par_iter().map(..)` on a pool of two threads and collected on the calling
-//!   thread without a copy: `Vec<u32, &SyncOneWayAlloc>` (`with_capacity_in`, then
-//!   `extend`) and `Vec<u32, &SyncBlinkAlloc>`; bump-local builds bumpalo's
+//!   thread without a copy: `Vec<u32, &SyncOneWayAlloc>` (the crate's
+//!   `collect_in`) and `Vec<u32, &SyncBlinkAlloc>` (`with_capacity_in`, then
+//!   `extend`); bump-local builds bumpalo's
 //!   `collections::Vec` the same way and hands it back as its arena slice
 //!   (`into_bump_slice`), the vector not being `Send`; bumpalo-herd, whose `Bump`
 //!   is lent for the closure only, returns arena slices (`alloc_slice_fill_iter`).
@@ -52,6 +53,7 @@ use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 use onewayalloc::allocator_api2::vec::Vec as ApiVec;
+use onewayalloc::collections::CollectIn;
 use onewayalloc::{OneWayAlloc, SyncOneWayAlloc};
 use onewayalloc_harness::contenders::rotations;
 use onewayalloc_harness::output::{Table, fmt_duration, median, met, times};
@@ -436,11 +438,7 @@ fn rayon_sync_owa(arena: &SyncOneWayAlloc, pool: &rayon::ThreadPool, vectors: us
     let out: Vec<ApiVec<u32, &SyncOneWayAlloc>> = pool.install(|| {
         (0..vectors as u32)
             .into_par_iter()
-            .map(|i| {
-                let mut v = ApiVec::with_capacity_in(vector_len(i), arena);
-                v.extend(vector_items(i));
-                v
-            })
+            .map(|i| vector_items(i).collect_in(arena))
             .collect()
     });
     sum_all(&out)
