@@ -48,7 +48,8 @@
 use std::alloc::Layout;
 use std::hint::black_box;
 use std::ptr::NonNull;
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
@@ -292,17 +293,69 @@ fn timed<S: Shared>(arena: &S, layouts: &[Layout]) -> Timed {
 /// Two threads allocating `layouts` each into `arena` at once: the time from the
 /// barrier that releases both to the later one's end, and their CPU time.
 fn two_threads<S: Shared + Sync>(arena: &S, layouts: &[Layout]) -> (Duration, Duration) {
-    let barrier = Barrier::new(2);
-    let run = || {
-        barrier.wait();
+    // Each thread on a core of its own (where the machine has two), and both spin
+    // until both have arrived, so that they start within a fraction of a
+    // microsecond of each other. A round is about 150 us: a blocking barrier woke
+    // the sleeping thread through the kernel tens of microseconds after the other
+    // had started, and a new thread is often first queued on its parent's core, so
+    // the row measured the scheduler rather than the arena.
+    let arrived = AtomicUsize::new(0);
+    let run = |core: usize| {
+        let _pinned = PinnedToCore::new(core);
+        arrived.fetch_add(1, Ordering::AcqRel);
+        while arrived.load(Ordering::Acquire) < 2 {
+            std::hint::spin_loop();
+        }
         timed(arena, layouts)
     };
     let (a, b) = std::thread::scope(|s| {
-        let helper = s.spawn(run);
-        let main = run();
+        let helper = s.spawn(|| run(1));
+        let main = run(0);
         (main, helper.join().unwrap())
     });
     (a.end.max(b.end) - a.start.min(b.start), a.cpu + b.cpu)
+}
+
+/// The calling thread kept on one core (the `core`-th of those it may run on) until
+/// dropped, then given back the cores it had; does nothing where the machine has
+/// fewer cores or the calls fail.
+struct PinnedToCore(Option<libc::cpu_set_t>);
+
+impl PinnedToCore {
+    fn new(core: usize) -> Self {
+        // SAFETY: `cpu_set_t` is plain data, valid when zeroed; the calls get a
+        // pointer to it and its size, and act on the calling thread (pid 0).
+        unsafe {
+            let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            if libc::sched_getaffinity(0, size, &mut allowed) != 0 {
+                return Self(None);
+            }
+            let Some(cpu) = (0..libc::CPU_SETSIZE as usize)
+                .filter(|&cpu| libc::CPU_ISSET(cpu, &allowed))
+                .nth(core)
+            else {
+                return Self(None);
+            };
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            if libc::sched_setaffinity(0, size, &one) != 0 {
+                return Self(None);
+            }
+            Self(Some(allowed))
+        }
+    }
+}
+
+impl Drop for PinnedToCore {
+    fn drop(&mut self) {
+        if let Some(allowed) = &self.0 {
+            // SAFETY: as in `new`: a valid set and its size, for the calling thread.
+            unsafe {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), allowed);
+            }
+        }
+    }
 }
 
 /// The measured rows of one contender (`None`: it takes no part in that row).
