@@ -437,12 +437,7 @@ impl<S: Shared + Sync> Runner for Threaded<S> {
         two_threads(&arena, layouts);
         drop(arena);
         samples.two_cold.push(start.elapsed());
-        let pool = POOL.get_or_init(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(2)
-                .build()
-                .unwrap()
-        });
+        let pool = rayon_pool();
         for (rayon_row, times) in [
             (self.rayon, &mut samples.rayon),
             (self.rayon_slices, &mut samples.rayon_slices),
@@ -459,6 +454,16 @@ impl<S: Shared + Sync> Runner for Threaded<S> {
 }
 
 static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+
+/// The rayon rows' pool of two threads.
+fn rayon_pool() -> &'static rayon::ThreadPool {
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap()
+    })
+}
 
 /// The length of the `i`-th vector of the rayon row: 4 to 19.
 fn vector_len(i: u32) -> usize {
@@ -593,7 +598,95 @@ fn contenders() -> Vec<Box<dyn Runner>> {
         threaded::<bumpalo_herd::Herd>(Some(rayon_herd), Some(rayon_herd)),
         threaded::<bump_local::Bump>(Some(rayon_bump_local_vecs), Some(rayon_bump_local)),
         threaded::<MutexBump>(None, None),
+        Box::new(RayonFloor),
     ]
+}
+
+/// The floor of the rayon rows, last and no peer: each pool thread copies its
+/// vectors into a buffer of its own, allocated and written once before the first
+/// round, with no allocator and no check (the vectors of a round fit in it). What
+/// remains is rayon's own work, the collect and the sum, which every contender
+/// pays.
+struct RayonFloor;
+
+/// A pool thread's buffer for the floor row: written once (pre-faulted), never
+/// freed (a few MiB per pool thread), and the items used in the round
+/// [`FLOOR_ROUND`] had when they were used.
+struct FloorBuffer {
+    start: NonNull<u32>,
+    used: std::cell::Cell<usize>,
+    round: std::cell::Cell<usize>,
+}
+
+/// The items in each thread's buffer: more than one round needs (100,000 vectors
+/// of at most 19 items).
+const FLOOR_ITEMS: usize = 2 << 20;
+static FLOOR_ROUND: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static FLOOR_BUFFER: &'static FloorBuffer = Box::leak(Box::new(FloorBuffer {
+        start: NonNull::from(Box::leak(vec![1u32; FLOOR_ITEMS].into_boxed_slice())).cast(),
+        used: std::cell::Cell::new(0),
+        round: std::cell::Cell::new(usize::MAX),
+    }));
+}
+
+/// This thread's floor buffer, emptied if a new round began: taken once per rayon
+/// job (`map_init`), as bumpalo-herd's member is.
+fn floor_buffer() -> &'static FloorBuffer {
+    let buffer = FLOOR_BUFFER.with(|buffer| *buffer);
+    let round = FLOOR_ROUND.load(Ordering::Relaxed);
+    if buffer.round.get() != round {
+        buffer.used.set(0);
+        buffer.round.set(round);
+    }
+    buffer
+}
+
+/// The `i`-th vector, copied into this thread's floor buffer.
+#[allow(
+    clippy::mut_from_ref,
+    reason = "an arena's signature: disjoint ranges of a buffer this thread owns"
+)]
+fn floor_vector(buffer: &mut &'static FloorBuffer, i: u32) -> &'static mut [u32] {
+    let used = buffer.used.get();
+    let len = vector_len(i);
+    assert!(used + len <= FLOOR_ITEMS, "the floor buffer is too small");
+    // SAFETY: `used + len` is within the leaked buffer of `FLOOR_ITEMS` items, which
+    // lives for the rest of the process and only this thread uses (a thread-local);
+    // each slice of a round is a range of it no other slice of the round overlaps
+    // (`used` only grows within a round), and the slices of a round are dropped
+    // before the next round begins (`RayonFloor::round` bumps the round after the
+    // row's vectors are summed and dropped).
+    let vector = unsafe { std::slice::from_raw_parts_mut(buffer.start.as_ptr().add(used), len) };
+    for (slot, item) in vector.iter_mut().zip(vector_items(i)) {
+        *slot = item;
+    }
+    buffer.used.set(used + len);
+    vector
+}
+
+impl Runner for RayonFloor {
+    fn name(&self) -> &'static str {
+        "floor (no allocator)"
+    }
+    fn round(&mut self, _layouts: &[Layout], vectors: usize, samples: &mut Samples) {
+        let pool = rayon_pool();
+        for times in [&mut samples.rayon, &mut samples.rayon_slices] {
+            let start = Instant::now();
+            let out: Vec<&mut [u32]> = pool.install(|| {
+                (0..vectors as u32)
+                    .into_par_iter()
+                    .map_init(floor_buffer, floor_vector)
+                    .collect()
+            });
+            let sum = sum_all(&out);
+            drop(out);
+            times.push(start.elapsed());
+            FLOOR_ROUND.fetch_add(1, Ordering::Relaxed);
+            assert_eq!(sum, expected_sum(vectors), "the floor: wrong vectors");
+        }
+    }
 }
 
 /// N allocations in one arena on this thread, for Callgrind.
@@ -671,7 +764,8 @@ fn report(args: &Args, runners: &[Box<dyn Runner>], samples: &mut [Samples], n: 
                 (!v.is_empty()).then(|| median(v).as_secs_f64() / per)
             })
             .collect();
-        let best_peer = m[2..]
+        // The peers: every column but the two arenas of this crate and the floor.
+        let best_peer = m[2..m.len() - 1]
             .iter()
             .flatten()
             .copied()
@@ -708,6 +802,24 @@ fn report(args: &Args, runners: &[Box<dyn Runner>], samples: &mut [Samples], n: 
             met(over_best(6).min(over_best(7)) <= 0.90),
             fmt_seconds(sync(8)),
             met(sync(8) <= 15e-6),
+        ));
+        // The floor of the rayon rows (the last column): what is left with no
+        // allocator at all.
+        let floor = |row: usize| medians[row].1.last().copied().flatten().unwrap();
+        let best = |row: usize| medians[row].2;
+        out.para(&format!(
+            "The rayon rows' floor (each thread copying into a pre-written buffer of its \
+             own, no allocator): {} per vector with Vecs, {} with slices; the best peer \
+             takes {} and {} of it, SyncOneWayAlloc {} and {}. A row at 0.90x the best \
+             peer would be {} and {} of the floor.",
+            fmt_seconds(floor(6)),
+            fmt_seconds(floor(7)),
+            times(best(6) / floor(6)),
+            times(best(7) / floor(7)),
+            times(sync(6) / floor(6)),
+            times(sync(7) / floor(7)),
+            times(0.9 * best(6) / floor(6)),
+            times(0.9 * best(7) / floor(7)),
         ));
         let all = (0..4).all(|row| over_best(row) <= 1.0);
         out.para(&format!(
