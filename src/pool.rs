@@ -866,6 +866,10 @@ impl<Arena: PoolArena> Pool<Arena> {
         let uncount = Uncount(self);
         arena.reset();
         core::mem::forget(uncount);
+        // An arena type that keeps no pages while idle: its first pages, unless
+        // `keep` says otherwise.
+        let first_pages =
+            (!Arena::KEEPS_PAGES_IDLE && self.config.keep.is_none()).then(|| arena.first_pages());
 
         let (bound, max_idle) = (self.max_idle_bytes(), self.config.max_idle);
         let (target, rest, chore) = {
@@ -873,7 +877,7 @@ impl<Arena: PoolArena> Pool<Arena> {
             state.out -= 1; // counted when it was handed out
             let out = state.out;
             state.demand.note_return(need.min(self.arena_bound()), out);
-            let target = self.arena_target(&state.demand);
+            let target = first_pages.unwrap_or_else(|| self.arena_target(&state.demand));
             let capacity = arena.capacity();
             // The steady state: within the target, room on the list.
             if capacity <= target && state.has_room(capacity, max_idle, bound) {
@@ -1145,6 +1149,15 @@ pub trait PoolArena: Sized + Send + fmt::Debug + sealed::Sealed {
     /// page of an arena the pool creates; `false` if it stays over.
     #[doc(hidden)]
     fn trim_to(&mut self, target: usize, first_page: usize) -> bool;
+    /// Whether an idle arena keeps the pages its recent requests needed (the
+    /// decayed target). `false`: an idle arena keeps its first pages only, and the
+    /// rest goes back to its page source (the process-wide page heap), where
+    /// whichever arena grows next takes them.
+    #[doc(hidden)]
+    const KEEPS_PAGES_IDLE: bool;
+    /// The bytes of its first pages (one per serial arena).
+    #[doc(hidden)]
+    fn first_pages(&mut self) -> usize;
 }
 
 mod sealed {
@@ -1155,6 +1168,12 @@ mod sealed {
 }
 
 impl PoolArena for OneWayAlloc {
+    const KEEPS_PAGES_IDLE: bool = true;
+
+    fn first_pages(&mut self) -> usize {
+        self.pages().next().map_or(0, |page| page.size)
+    }
+
     fn create(size_hint: usize) -> Self {
         OneWayAlloc::with_size_hint(size_hint)
     }
@@ -1198,7 +1217,23 @@ impl PoolArena for OneWayAlloc {
 /// A sync arena holds one serial arena per thread that allocated in it since it
 /// was created (a task that moved between threads leaves one on each): its need is
 /// what its request touched in each of them, and its target bounds them together.
+///
+/// Its guards are held across awaits, often long before the work that needs
+/// pages starts: an idle arena that kept its pages would lend them, resident, to
+/// a request that then waits with them (measured: 256 requests arriving while
+/// earlier ones ran 37 MiB queries, each taking an arena as it arrived: a peak of
+/// 2.5 GB with the pages kept in idle arenas, 54 MB with them in the page heap).
+/// So an idle sync arena keeps its first pages only, and the pool's other pages
+/// wait in the page heap for whichever arena grows next.
 impl PoolArena for SyncOneWayAlloc {
+    const KEEPS_PAGES_IDLE: bool = false;
+
+    fn first_pages(&mut self) -> usize {
+        self.serial_arenas()
+            .map(|serial| serial.pages().next().map_or(0, |page| page.size))
+            .fold(0, usize::saturating_add)
+    }
+
     fn create(size_hint: usize) -> Self {
         SyncOneWayAlloc::with_size_hint(size_hint)
     }
@@ -1244,10 +1279,11 @@ impl PoolArena for SyncOneWayAlloc {
     }
 }
 
-/// A [`Pool`] of [`SyncOneWayAlloc`]s, made by [`Pool::new_sync`]: the same policy
-/// and bound, and a guard whose arena many threads (or one task that moves between
-/// threads) can allocate in through `&SyncOneWayAlloc`, so that arena data can be
-/// held across an `.await` in a future that must be `Send`.
+/// A [`Pool`] of [`SyncOneWayAlloc`]s, made by [`Pool::new_sync`]: the same
+/// settings and bound (its idle arenas keep their first pages only, see
+/// [`Pool::new_sync`]), and a guard whose arena many threads (or one task that
+/// moves between threads) can allocate in through `&SyncOneWayAlloc`, so that
+/// arena data can be held across an `.await` in a future that must be `Send`.
 ///
 /// # Examples
 /// ```
@@ -1286,9 +1322,15 @@ impl Pool<SyncOneWayAlloc> {
     ///
     /// A guard held across an `.await` stays out while its request waits: with
     /// many requests in flight, as many arenas are out, and the pages each grows
-    /// serve only its own request until it comes back. Keep in it what must cross
-    /// the await (the parsed request, say) and take the scratch memory of heavy
-    /// work done after the await then (a [`Pool`] guard, or
+    /// serve only its own request until it comes back. So, unlike [`Pool::new`]'s,
+    /// an idle arena of a `SyncPool` keeps only its first pages (64 KiB per thread
+    /// that used it): the rest goes back to the process-wide page heap (bounded by
+    /// [`free_page_limit`](crate::free_page_limit), decaying, counted by
+    /// [`free_page_bytes`](crate::free_page_bytes)), where the next arena that
+    /// grows takes it, rather than to an arena that a new request would then hold
+    /// while it waits. [`keep`](Pool::keep) still keeps what it says. Keep in a
+    /// guard what must cross the await (the parsed request, say); heavy work done
+    /// after the await can take its scratch memory then (a [`Pool`] guard, or
     /// [`with_scratch`](crate::with_scratch)); see docs/GUIDE.md, "Async servers".
     ///
     /// # Examples
