@@ -1208,7 +1208,7 @@ impl PoolArena for OneWayAlloc {
         }
         // An arena swapped in through `DerefMut` with a larger first page: less
         // budget for its other pages.
-        let own_first_page = self.pages().next().map_or(0, |page| page.size);
+        let own_first_page = self.first_pages();
         self.trim(target.saturating_sub(own_first_page));
         self.stats().capacity <= target
     }
@@ -1260,12 +1260,8 @@ impl PoolArena for SyncOneWayAlloc {
     }
 
     fn trim_to(&mut self, target: usize, _first_page: usize) -> bool {
-        let (mut first_pages, mut serials) = (0usize, 0usize);
-        for serial in self.serial_arenas() {
-            let first_page = serial.pages().next().map_or(0, |page| page.size);
-            first_pages = first_pages.saturating_add(first_page);
-            serials += 1;
-        }
+        let first_pages = self.first_pages();
+        let serials = self.serial_arenas().count();
         // Each serial keeps at most `budget` past its first page: first as much as
         // the last request used there (the pages it used come first), then, if the
         // serials are still over together, an equal share each.
