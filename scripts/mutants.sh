@@ -13,8 +13,9 @@
 #   capi             the C API (capi/src, package onewayalloc-capi), with its
 #                    tests: the C programs, driven by Rust tests
 #   ci               the small fixed set .ci/run runs: the allocation fast path,
-#                    rollback and in-place growth, with the tests that cover them;
-#                    then every mutant of the page heap (the run page-heap)
+#                    rollback and in-place growth, and every mutant of the page
+#                    heap (as the run page-heap), in one cargo-mutants run with
+#                    the tests of both
 #   page-heap        every mutant of src/engine/page_heap/, with the heap's tests
 #
 # ARGS go to cargo mutants, e.g. `--shard 2/4` (split a run across machines or
@@ -79,7 +80,8 @@ CI_UNVIABLE='with ((Some|Ok)\()?NonNull::'
 # mutant of its files, with the tests that state its rules, its unit tests and the
 # two test binaries that drive the process's heap.
 PAGE_HEAP_FILES=(src/engine/page_heap/mod.rs src/engine/page_heap/slots.rs src/engine/page_heap/linux.rs)
-PAGE_HEAP_TESTS=(--cargo-arg=--lib --cargo-arg=--test=page_heap --cargo-arg=--test=page_heap_threads)
+# (With the unit tests: `--lib`, which the CI set's tests include.)
+PAGE_HEAP_TESTS=(--cargo-arg=--test=page_heap --cargo-arg=--test=page_heap_threads)
 
 export CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
@@ -181,7 +183,8 @@ run_separate() {
 # behind it differ, and the runs above test those).
 run_capi() { run capi --package onewayalloc-capi "$@" -- --tests; }
 run_page_heap() {
-    run page-heap "${page_heap_files[@]}" --exclude-re "$CI_UNVIABLE" "${PAGE_HEAP_TESTS[@]}" "$@"
+    run page-heap "${page_heap_files[@]}" --exclude-re "$CI_UNVIABLE" --cargo-arg=--lib \
+        "${PAGE_HEAP_TESTS[@]}" "$@"
 }
 
 case "$mode" in
@@ -194,8 +197,11 @@ case "$mode" in
     separate-blocks) run_separate "$@" ;;
     capi) run_capi "$@" ;;
     ci)
-        run ci "${ci_files[@]}" --re "$CI_RE" --exclude-re "$CI_UNVIABLE" "${CI_TESTS[@]}" "$@"
-        run_page_heap "$@"
+        # One cargo-mutants run (one baseline build and test instead of two): the
+        # fast path's functions and every mutant of the page heap's files (a mutant's
+        # name starts with its file), with the tests of both.
+        run ci "${ci_files[@]}" "${page_heap_files[@]}" --re "$CI_RE|^src/engine/page_heap/" \
+            --exclude-re "$CI_UNVIABLE" "${CI_TESTS[@]}" "${PAGE_HEAP_TESTS[@]}" "$@"
         ;;
     page-heap) run_page_heap "$@" ;;
 esac

@@ -27,7 +27,7 @@ const KIB: usize = 1024;
 const MIB: usize = 1024 * KIB;
 
 /// Miri is slow: fewer, shorter programs with smaller blocks.
-const CASES: u32 = if cfg!(miri) { 16 } else { 1024 };
+const CASES: u32 = if cfg!(miri) { 8 } else { 1024 };
 const MAX_OPS: usize = if cfg!(miri) { 40 } else { 256 };
 const MAX_SIZE: usize = if cfg!(miri) { 256 * KIB } else { 2 * MIB };
 const MAX_HINT: usize = if cfg!(miri) { MIB } else { 3 * MIB };

@@ -216,7 +216,7 @@ fn arena_moves_to_another_thread_and_back() {
 
 #[test]
 fn one_arena_per_worker() {
-    let n: u64 = if cfg!(miri) { 300 } else { 50_000 };
+    let n: u64 = if cfg!(miri) { 120 } else { 50_000 };
     let work = |seed: u64| {
         let mut arena = OneWayAlloc::new();
         let mut totals = Vec::new();
