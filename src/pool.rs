@@ -867,9 +867,14 @@ impl<Arena: PoolArena> Pool<Arena> {
         arena.reset();
         core::mem::forget(uncount);
         // An arena type that keeps no pages while idle: its first pages, unless
-        // `keep` says otherwise.
-        let first_pages =
-            (!Arena::KEEPS_PAGES_IDLE && self.config.keep.is_none()).then(|| arena.first_pages());
+        // `keep` says otherwise; after a request that needed large pages, without
+        // their memory (see `DISCARD_AFTER`).
+        let first_pages = (!Arena::KEEPS_PAGES_IDLE && self.config.keep.is_none()).then(|| {
+            if need >= DISCARD_AFTER {
+                arena.discard_free_room();
+            }
+            arena.first_pages()
+        });
 
         let (bound, max_idle) = (self.max_idle_bytes(), self.config.max_idle);
         let (target, rest, chore) = {
@@ -1158,7 +1163,23 @@ pub trait PoolArena: Sized + Send + fmt::Debug + sealed::Sealed {
     /// The bytes of its first pages (one per serial arena).
     #[doc(hidden)]
     fn first_pages(&mut self) -> usize;
+    /// Gives the memory of the free room of its current pages back to the OS, where
+    /// its page source can (the arenas of `new()` on 64-bit Linux); after a reset,
+    /// that is its first pages' payload.
+    #[doc(hidden)]
+    fn discard_free_room(&mut self);
 }
+
+/// What a request must have needed of a sync arena (one that keeps its first pages
+/// only while idle) for the pool to give its first pages' memory back to the OS as
+/// it returns: 1 MiB, the page heap's page. Such a request filled its first pages,
+/// and an idle arena is handed to a request as it arrives, which may hold it
+/// across awaits long before it needs more than a few bytes: without this, 256
+/// requests waiting at an await each held, resident, a first page that an earlier
+/// query had filled (and the first pages of arenas the pool dropped came back,
+/// resident, from `malloc` as the first pages of new ones). The call (`madvise`)
+/// costs microseconds, next to the milliseconds of filling 1 MiB.
+const DISCARD_AFTER: usize = 1 << 20;
 
 mod sealed {
     /// Only the crate's arena types are [`PoolArena`](super::PoolArena)s.
@@ -1172,6 +1193,10 @@ impl PoolArena for OneWayAlloc {
 
     fn first_pages(&mut self) -> usize {
         self.pages().next().map_or(0, |page| page.size)
+    }
+
+    fn discard_free_room(&mut self) {
+        self.core_mut().discard_free_room();
     }
 
     fn create(size_hint: usize) -> Self {
@@ -1232,6 +1257,10 @@ impl PoolArena for SyncOneWayAlloc {
         self.serial_arenas()
             .map(|serial| serial.pages().next().map_or(0, |page| page.size))
             .fold(0, usize::saturating_add)
+    }
+
+    fn discard_free_room(&mut self) {
+        SyncOneWayAlloc::discard_free_room(self);
     }
 
     fn create(size_hint: usize) -> Self {

@@ -851,6 +851,20 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         }
     }
 
+    /// Gives the free room of each serial's current page back to the OS (see
+    /// `BumpCore::discard_free_room`): after a reset, their first pages' payload but
+    /// for the OS page of each header. For the pool.
+    pub(crate) fn discard_free_room(&mut self) {
+        for slot in self.slots_mut() {
+            // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
+            // list.
+            unsafe { slot.serial.as_mut() }
+                .access_mut()
+                .core_mut()
+                .discard_free_room();
+        }
+    }
+
     /// Caps the memory each serial arena holds, as [`OneWayAlloc::set_limit`] does
     /// for one arena (`None` removes the cap): the limit bounds each thread's
     /// share, not the arena's total, which is at most the limit times the number of

@@ -96,6 +96,7 @@ fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keep
     a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped();
     an_arenas_pages_follow_one_another_while_another_arena_grows();
     a_quiet_process_decays_what_the_heap_keeps();
+    a_sync_pool_arena_back_from_a_large_request_keeps_its_first_page_not_its_memory();
     release_free_pages();
     assert_eq!(free_page_bytes(), 0);
     assert_eq!(mapped_spans(), (0, 0), "spans mapped with nothing in use");
@@ -292,6 +293,47 @@ fn a_cleared_pool_gives_back_the_pages_of_the_arenas_it_dropped() {
     pool.clear();
     assert_eq!(free_page_bytes(), 0, "free pages left after clear()");
     assert_eq!(mapped_spans(), (0, 0));
+}
+
+/// A `SyncPool` arena back from a request that needed large pages keeps its first
+/// page (only), but gives that page's memory back to the system, all of it but the
+/// OS page of its header; after a request within the first page it keeps it
+/// resident.
+fn a_sync_pool_arena_back_from_a_large_request_keeps_its_first_page_not_its_memory() {
+    let pool = Pool::new_sync();
+    // Fills most of the first page of the pool's one arena, then `large` bytes
+    // more; returns the block's address.
+    let request = |large: usize| {
+        let arena = pool.get();
+        let block = arena.alloc_bytes(60 * 1024);
+        block.fill(MaybeUninit::new(3));
+        if large > 0 {
+            arena.alloc_bytes(large).fill(MaybeUninit::new(4));
+        }
+        block.as_ptr().addr()
+    };
+    let first = request(0);
+    let probes = [first + 8 * 1024, first + 32 * 1024, first + 56 * 1024];
+    assert!(probes.iter().all(|&p| resident(p) == Some(true)));
+    assert_eq!(
+        request(900 * 1024),
+        first,
+        "the same arena, the same first page"
+    );
+    assert!(
+        probes.iter().all(|&p| resident(p) == Some(true)),
+        "under 1 MiB"
+    );
+    assert_eq!(request(2 * MIB), first);
+    assert!(
+        probes.iter().all(|&p| resident(p) == Some(false)),
+        "the first page's memory given back"
+    );
+    assert_eq!(resident(first), Some(true), "the header's OS page");
+    assert_eq!(pool.stats().idle_arenas, 1);
+    // The arena goes on: its first page serves the next request.
+    assert_eq!(request(0), first);
+    assert!(probes.iter().all(|&p| resident(p) == Some(true)));
 }
 
 fn a_page_of_a_whole_span_takes_a_shared_span_and_is_kept() {

@@ -258,6 +258,15 @@ pub(crate) fn ends_at(start: usize, size: usize, cursor: usize) -> bool {
     start.wrapping_add(size) == cursor
 }
 
+/// The whole OS pages within `len` bytes at address `addr`: `(offset, bytes)`, the
+/// first page's offset from `addr` and the pages' bytes, or `None` if the range holds
+/// no whole OS page. (The memory a range can give back to the OS.)
+pub(crate) fn whole_os_pages(addr: usize, len: usize, os_page: usize) -> Option<(usize, usize)> {
+    let first = addr.checked_next_multiple_of(os_page)?;
+    let end = addr.checked_add(len)? / os_page * os_page;
+    (end > first).then(|| (first - addr, end - first))
+}
+
 /// A well-aligned dangling pointer: the answer to a zero-sized request that the
 /// bump cannot serve (its alignment does not fit the current page).
 #[inline]
@@ -273,6 +282,24 @@ mod tests {
     use std::vec::Vec;
 
     const OS_PAGE: usize = 4096;
+
+    #[test]
+    fn whole_os_pages_are_the_aligned_pages_inside_the_range() {
+        // A first page after its header: the pages past the header's.
+        assert_eq!(
+            whole_os_pages(0x10_0000 + 64, 64 * 1024 - 64, OS_PAGE),
+            Some((OS_PAGE - 64, 15 * OS_PAGE))
+        );
+        // Aligned at both ends: all of it.
+        assert_eq!(whole_os_pages(0x2000, 0x3000, OS_PAGE), Some((0, 0x3000)));
+        // Less than a page, or a page split between two: none.
+        assert_eq!(whole_os_pages(0x1001, OS_PAGE, OS_PAGE), None);
+        assert_eq!(whole_os_pages(0x1000, OS_PAGE - 1, OS_PAGE), None);
+        assert_eq!(whole_os_pages(0x1000, 0, OS_PAGE), None);
+        // Ends at the top of the address space: no overflow.
+        assert_eq!(whole_os_pages(usize::MAX - 10, 5, OS_PAGE), None);
+        assert_eq!(whole_os_pages(usize::MAX - 10, 20, OS_PAGE), None);
+    }
 
     #[test]
     fn targets_double_then_stay_at_one_mib() {
@@ -567,6 +594,34 @@ mod tests {
                 let expected = fits.then(|| (start - at as u128) as usize);
                 let known = super::FORMS[form];
                 prop_assert_eq!(bump_offset(at, end, layout, known), expected);
+            }
+
+            /// The pages `whole_os_pages` gives are aligned, inside the range, and
+            /// all of them: one more OS page on either side leaves the range.
+            #[test]
+            fn whole_os_pages_is_exact(
+                addr in any::<usize>(),
+                len in any::<usize>(),
+                os_shift in 12u32..17,
+            ) {
+                let os_page = 1usize << os_shift;
+                // Lengths of every magnitude.
+                let len = len >> (len % usize::BITS as usize);
+                let (start, end) = (addr as u128, addr as u128 + len as u128);
+                let page = os_page as u128;
+                let first = start.next_multiple_of(page);
+                let last = end / page * page;
+                match whole_os_pages(addr, len, os_page) {
+                    Some((offset, bytes)) => {
+                        let at = start + offset as u128;
+                        prop_assert!(bytes > 0);
+                        prop_assert_eq!(at % page, 0);
+                        prop_assert_eq!(bytes as u128 % page, 0);
+                        prop_assert_eq!((at, at + bytes as u128), (first, last));
+                    }
+                    // None: no whole page, or the range reaches past the address space.
+                    None => prop_assert!(last <= first || end > usize::MAX as u128 || first > usize::MAX as u128),
+                }
             }
 
             /// A new page serves its request at `payload_offset`, never exceeds

@@ -544,6 +544,20 @@ impl<A: Allocator> BumpCore<A> {
         self.used_before_current.set(0);
     }
 
+    /// Gives the memory of the current page's free room back to the OS where the
+    /// page source can ([`PageSource::discard`]): after a reset, the first page's
+    /// payload but for the OS page that holds its header. The page stays the arena's
+    /// and its bytes past the cursor are free, so no block is affected.
+    pub(crate) fn discard_free_room(&mut self) {
+        let (cursor, end) = self.free_span();
+        // The cursor is at or before the page end: no underflow.
+        let room = end.addr().get() - cursor.addr().get();
+        // SAFETY: `cursor..end` is the current page's free room (the invariant): no
+        // block handed out lies in it, and a block allocated later is written
+        // before it is read, as any fresh block.
+        unsafe { self.backing.discard(cursor, room) }
+    }
+
     /// The limit on `capacity`.
     pub(crate) fn limit(&self) -> &Limit {
         &self.limit

@@ -350,6 +350,9 @@ impl<A: Allocator> SeparateBlocks<A> {
     /// No pages to trim in this mode.
     pub(crate) fn trim(&mut self, _keep: usize) {}
 
+    /// Nothing to give back: no page has free room.
+    pub(crate) fn discard_free_room(&mut self) {}
+
     /// The limit on the bytes of outstanding blocks.
     pub(crate) fn limit(&self) -> &Limit {
         &self.limit

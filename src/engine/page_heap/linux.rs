@@ -10,10 +10,11 @@ use std::sync::Once;
 use std::time::Instant;
 
 use super::slots::{
-    ALL, SLOT, SPAN_HEADER, SPAN_SLOTS, choose, decay_keep, huge_page_mates, mask, purge_choice,
-    runs_of, slots_for, span_mapping, span_slack,
+    ALL, RESIDENT_RANKS, SLOT, SPAN_HEADER, SPAN_SLOTS, choose, decay_keep, huge_page_mates, mask,
+    purge_choice, runs_of, slots_for, span_mapping, span_slack,
 };
 use super::{DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH};
+use crate::engine::arith::{os_page, whole_os_pages};
 
 /// The record of a span, in the OS page just before its first slot.
 struct Span {
@@ -227,18 +228,36 @@ impl Heap {
     /// A page of `n` slots (at most a span's) from the spans mapped, of huge-page
     /// spans if `huge`, after the decay's epochs passed by `now`; `None` if no span
     /// has room for it.
+    ///
+    /// Resident slots first, so that the slots the heap has touched are the ones it
+    /// hands out again and its resident memory stays what its arenas need at once:
+    /// those right after the arena's previous page, else the best resident ones of
+    /// any span; fresh slots only when no span has resident ones that fit, and then
+    /// right after the arena's previous page if they are free.
     fn take(&mut self, n: usize, huge: bool, near: usize, now: Instant) -> Option<NonNull<u8>> {
         self.decay(now);
-        if let Some(page) = self.take_at(n, huge, near) {
+        if let Some(page) = self.take_at(n, huge, near, true) {
             return Some(page);
         }
-        self.take_from_spans(n, huge)
+        if let Some(page) = self.take_from_spans(n, huge, RESIDENT_RANKS) {
+            return Some(page);
+        }
+        if let Some(page) = self.take_at(n, huge, near, false) {
+            return Some(page);
+        }
+        self.take_from_spans(n, huge, u8::MAX)
     }
 
-    /// `n` slots from the address `near` on, if they are free and in a standard span
-    /// of the kind asked: an arena's pages follow one another, so that it fills the
-    /// huge pages of a huge-page span by itself.
-    fn take_at(&mut self, n: usize, huge: bool, near: usize) -> Option<NonNull<u8>> {
+    /// `n` slots from the address `near` on, if they are free (and resident, with
+    /// `resident`) and in a standard span of the kind asked: an arena's pages follow
+    /// one another, so that it fills the huge pages of a huge-page span by itself.
+    fn take_at(
+        &mut self,
+        n: usize,
+        huge: bool,
+        near: usize,
+        resident: bool,
+    ) -> Option<NonNull<u8>> {
         let span = self.span_of(near)?;
         // SAFETY: a span of the list, under the lock, and no other reference to its
         // record is live.
@@ -246,7 +265,12 @@ impl Heap {
         // `near` is the end of the arena's previous page: the next slot boundary.
         let start = (near - record.base.addr().get()).div_ceil(SLOT);
         let fits = !record.whole && record.huge == huge && start + n <= SPAN_SLOTS;
-        (fits && record.free & mask(start, n) == mask(start, n))
+        let wanted = if resident {
+            record.free & record.dirty
+        } else {
+            record.free
+        };
+        (fits && wanted & mask(start, n) == mask(start, n))
             .then(|| self.take_slots(record, start, n))
     }
 
@@ -319,9 +343,9 @@ impl Heap {
         None
     }
 
-    /// `n` slots from the best span for them (see `slots::choose`); of spans that
-    /// serve them equally well, the one mapped last.
-    fn take_from_spans(&mut self, n: usize, huge: bool) -> Option<NonNull<u8>> {
+    /// `n` slots from the best span for them (see `slots::choose`), of a rank at
+    /// most `max_rank`; of spans that serve them equally well, the one mapped last.
+    fn take_from_spans(&mut self, n: usize, huge: bool, max_rank: u8) -> Option<NonNull<u8>> {
         let mut best: Option<(NonNull<Span>, usize, u8)> = None;
         let mut next = self.spans;
         while let Some(span) = next {
@@ -331,7 +355,9 @@ impl Heap {
             if record.whole {
                 continue;
             }
-            if let Some((start, rank)) = choose(record.free, record.dirty, n, record.huge, huge) {
+            if let Some((start, rank)) = choose(record.free, record.dirty, n, record.huge, huge)
+                .filter(|&(_, rank)| rank <= max_rank)
+            {
                 if best.is_none_or(|(_, _, best_rank)| rank < best_rank) {
                     best = Some((span, start, rank));
                     if rank == 0 {
@@ -473,6 +499,28 @@ impl Heap {
         self.purge_down_to(keep);
         self.epoch_start = Some(now);
         self.low_water = self.free_resident;
+    }
+}
+
+/// `MADV_DONTNEED` over the whole OS pages within `len` bytes at `start`: they stay
+/// mapped and read as zeros when next touched (see `PageSource::discard`).
+///
+/// # Safety
+/// `start..start + len` is memory of this process that nothing reads before writing
+/// it again.
+pub(super) unsafe fn discard(start: NonNull<u8>, len: usize) {
+    let Some((offset, bytes)) = whole_os_pages(start.addr().get(), len, os_page()) else {
+        return;
+    };
+    // SAFETY: `offset + bytes <= len`: the pages lie in the caller's range, whose
+    // contents no one needs; the advice keeps them mapped (a refusal, for a locked
+    // range, leaves them resident: harmless).
+    unsafe {
+        libc::madvise(
+            start.add(offset).as_ptr().cast(),
+            bytes,
+            libc::MADV_DONTNEED,
+        );
     }
 }
 
@@ -777,6 +825,41 @@ mod tests {
         assert_eq!(heap.take(1, true, 0, t0), Some(slot(b, 0)));
         assert_eq!(bits(b), (ALL << 1, 1));
         assert_eq!(bits(c), (ALL << 4, 0b1111));
+        unmap_all(&mut heap);
+    }
+
+    #[test]
+    fn resident_slots_come_before_fresh_slots_right_after_the_previous_page() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        // Slots 0 to 4 handed out; slot 2 given back, free and resident.
+        let p = new_span(&mut heap, false, 1);
+        for i in 1..5 {
+            assert_eq!(heap.take(1, false, 0, now), Some(slot(p, i)));
+        }
+        back(&mut heap, slot(p, 2), 1, 64, now);
+        // The arena whose last page is slot 4 gets the resident slot, not the fresh
+        // slot 5 after its page.
+        let near = addr(slot(p, 5));
+        assert_eq!(heap.take(1, false, near, now), Some(slot(p, 2)));
+        // No resident slot left: the fresh one after its page, then (slot 9 being
+        // `near`) slot 9, ahead of the lower fresh slots 6 to 8.
+        assert_eq!(heap.take(1, false, near, now), Some(slot(p, 5)));
+        assert_eq!(heap.take(1, false, addr(slot(p, 9)), now), Some(slot(p, 9)));
+        assert_eq!(heap.take(1, false, 0, now), Some(slot(p, 6)));
+        // A resident huge page of a huge-page span (rank 1 for plain pages) comes
+        // before fresh plain slots, `near` included.
+        let h = new_span(&mut heap, true, 2);
+        back(&mut heap, slot(h, 0), 2, 64, now);
+        assert_eq!(
+            heap.take(1, false, addr(slot(p, 10)), now),
+            Some(slot(h, 0))
+        );
+        // (Slot 1, half of that huge page, is left to the arena holding slot 0.)
+        assert_eq!(
+            heap.take(1, false, addr(slot(p, 10)), now),
+            Some(slot(p, 10))
+        );
         unmap_all(&mut heap);
     }
 

@@ -137,6 +137,25 @@ impl<A: Allocator> PageSource<A> {
         }
         self.backing.allocate(layout)
     }
+
+    /// Gives the memory of the whole OS pages within `len` bytes at `start` back to
+    /// the OS where this is the page source of `new()` (on 64-bit Linux, whose small
+    /// pages come from the global allocator and large ones from the heap): they stay
+    /// mapped and the arena's, stop counting as resident, and read as zeros when next
+    /// touched (`MADV_DONTNEED`). Elsewhere it does nothing.
+    ///
+    /// # Safety
+    /// `start..start + len` lies in a page the arena obtained from this source and
+    /// holds no block handed out: no one reads its bytes before writing them.
+    pub(crate) unsafe fn discard(&self, start: NonNull<u8>, len: usize) {
+        #[cfg(onewayalloc_page_heap)]
+        if self.heap {
+            // SAFETY: the caller's guarantee.
+            unsafe { linux::discard(start, len) }
+        }
+        #[cfg(not(onewayalloc_page_heap))]
+        let _ = (start, len);
+    }
 }
 
 // `grow` and `shrink` are the trait's own (allocate, copy, deallocate, through

@@ -90,6 +90,9 @@ pub(crate) fn whole_free_pairs(free: u64) -> u64 {
     pairs * 3
 }
 
+/// The ranks of [`choose`] whose slots are resident: 0 and 1.
+pub(crate) const RESIDENT_RANKS: u8 = 1;
+
 /// Where a page of `n` slots goes in a span, by preference: `Some((start, rank))`
 /// with the lower rank the better choice, or `None` if the span has no room
 /// (or only room the request should not take).
