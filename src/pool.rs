@@ -1353,7 +1353,10 @@ impl Pool<SyncOneWayAlloc> {
     /// [`free_page_limit`](crate::free_page_limit), decaying, counted by
     /// [`free_page_bytes`](crate::free_page_bytes)), where the next arena that
     /// grows takes it, rather than to an arena that a new request would then hold
-    /// while it waits. [`keep`](Pool::keep) still keeps what it says. Keep in a
+    /// while it waits. After a request that needed 1 MiB or more, even the first
+    /// pages' memory goes back to the system (all of each but the OS page of its
+    /// header; `madvise`, on 64-bit Linux): the next request touches only what it
+    /// writes. [`keep`](Pool::keep) still keeps what it says. Keep in a
     /// guard what must cross the await (the parsed request, say); heavy work done
     /// after the await can take its scratch memory then (a [`Pool`] guard, or
     /// [`with_scratch`](crate::with_scratch)); see docs/GUIDE.md, "Async servers".
