@@ -260,7 +260,9 @@ pub(crate) fn ends_at(start: usize, size: usize, cursor: usize) -> bool {
 
 /// The whole OS pages within `len` bytes at address `addr`: `(offset, bytes)`, the
 /// first page's offset from `addr` and the pages' bytes, or `None` if the range holds
-/// no whole OS page. (The memory a range can give back to the OS.)
+/// no whole OS page. (The memory a range can give back to the OS: only the page
+/// heap's platforms do.)
+#[cfg_attr(not(onewayalloc_page_heap), allow(dead_code))]
 pub(crate) fn whole_os_pages(addr: usize, len: usize, os_page: usize) -> Option<(usize, usize)> {
     let first = addr.checked_next_multiple_of(os_page)?;
     let end = addr.checked_add(len)? / os_page * os_page;

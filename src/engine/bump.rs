@@ -548,6 +548,8 @@ impl<A: Allocator> BumpCore<A> {
     /// page source can ([`PageSource::discard`]): after a reset, the first page's
     /// payload but for the OS page that holds its header. The page stays the arena's
     /// and its bytes past the cursor are free, so no block is affected.
+    // For the pools, which need `std`.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn discard_free_room(&mut self) {
         let (cursor, end) = self.free_span();
         // The cursor is at or before the page end: no underflow.

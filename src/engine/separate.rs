@@ -351,6 +351,7 @@ impl<A: Allocator> SeparateBlocks<A> {
     pub(crate) fn trim(&mut self, _keep: usize) {}
 
     /// Nothing to give back: no page has free room.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn discard_free_room(&mut self) {}
 
     /// The limit on the bytes of outstanding blocks.
