@@ -864,6 +864,24 @@ mod tests {
     }
 
     #[test]
+    fn a_resident_slot_of_the_kind_asked_beats_one_of_the_other_kind_in_a_later_span() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        // A plain span with slot 1 free and resident, then (first in the list) a
+        // huge-page span with a whole resident huge page free.
+        let p = new_span(&mut heap, false, 2);
+        back(&mut heap, slot(p, 1), 1, 64, now);
+        let h = new_span(&mut heap, true, 2);
+        back(&mut heap, slot(h, 0), 2, 64, now);
+        assert_eq!(listed(&heap), [addr(base(h)), addr(base(p))]);
+        // A plain page: rank 0 in the plain span, though the huge-page span's rank 1
+        // comes first in the list; then the huge page.
+        assert_eq!(heap.take(1, false, 0, now), Some(slot(p, 1)));
+        assert_eq!(heap.take(1, false, 0, now), Some(slot(h, 0)));
+        unmap_all(&mut heap);
+    }
+
+    #[test]
     fn slots_of_a_huge_page_span_make_their_huge_page_mates_resident() {
         let mut heap = Heap::EMPTY;
         let now = Instant::now();
