@@ -855,14 +855,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// `BumpCore::discard_free_room`): after a reset, their first pages' payload but
     /// for the OS page of each header. For the pool.
     pub(crate) fn discard_free_room(&mut self) {
-        for slot in self.slots_mut() {
-            // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
-            // list.
-            unsafe { slot.serial.as_mut() }
-                .access_mut()
-                .core_mut()
-                .discard_free_room();
-        }
+        self.each_serial(|serial| serial.core_mut().discard_free_room());
     }
 
     /// Caps the memory each serial arena holds, as [`OneWayAlloc::set_limit`] does
