@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::slots::{
     ALL, RESIDENT_RANKS, SLOT, SPAN_HEADER, SPAN_SLOTS, choose, decay_keep, huge_page_mates, mask,
-    purge_choice, runs_of, slots_for, span_mapping, span_slack,
+    purge_choice, runs_of, slots_for, span_mapping, span_slack, whole_free_pairs,
 };
 use super::{DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH};
 use crate::engine::arith::{os_page, whole_os_pages};
@@ -46,6 +46,15 @@ impl Span {
     fn holds(&self, addr: usize) -> bool {
         let base = self.base.addr().get();
         addr >= base && addr - base < self.len()
+    }
+
+    /// The slots of the huge pages that no arena uses (none in a plain span).
+    fn whole_pages(&self) -> u64 {
+        if self.huge {
+            whole_free_pairs(self.free)
+        } else {
+            0
+        }
     }
 }
 
@@ -445,26 +454,30 @@ impl Heap {
 
     /// Purges free resident slots until at most `keep` remain: in the spans with the
     /// fewest slots in use first (so that they empty and are unmapped; of spans with
-    /// as few, the one mapped last), the highest slots of each first. Then unmaps
-    /// the spans that are empty and purged.
+    /// as few, the one mapped last), but first in spans where a purge splits no huge
+    /// page; in each, whole free huge pages first, then the highest slots (see
+    /// `slots::purge_choice`). Then unmaps the spans that are empty and purged.
     fn purge_down_to(&mut self, keep: usize) {
         // Every round purges one slot at least: no more rounds than slots to purge.
         for _ in keep..self.free_resident {
             if self.free_resident <= keep {
                 break;
             }
-            let mut emptiest: Option<(NonNull<Span>, u32)> = None;
+            // By (the purge would split a huge page, slots in use), the lowest.
+            let mut emptiest: Option<(NonNull<Span>, (bool, u32))> = None;
             let mut next = self.spans;
             while let Some(span) = next {
                 // SAFETY: as in `each_span`.
                 let record = unsafe { span.as_ref() };
                 next = record.next;
-                if record.whole || record.free & record.dirty == 0 {
+                let candidates = record.free & record.dirty;
+                if record.whole || candidates == 0 {
                     continue;
                 }
-                let in_use = (!record.free).count_ones();
-                if emptiest.is_none_or(|(_, fewest)| in_use < fewest) {
-                    emptiest = Some((span, in_use));
+                let splits = record.huge && record.whole_pages() & candidates == 0;
+                let order = (splits, (!record.free).count_ones());
+                if emptiest.is_none_or(|(_, best)| order < best) {
+                    emptiest = Some((span, order));
                 }
             }
             let Some((span, _)) = emptiest else {
@@ -475,7 +488,12 @@ impl Heap {
             let candidates = record.free & record.dirty;
             let held = candidates.count_ones() as usize;
             let others = self.free_resident - held;
-            let (slots, _) = purge_choice(candidates, held, keep.saturating_sub(others));
+            let (slots, _) = purge_choice(
+                candidates,
+                record.whole_pages(),
+                held,
+                keep.saturating_sub(others),
+            );
             self.purge_in(span, slots);
         }
         self.low_water = self.low_water.min(self.free_resident);

@@ -136,12 +136,31 @@ pub(crate) fn choose(
 }
 
 /// The slots of `candidates` to purge so that at most `keep` of the `held` free
-/// resident slots remain: the highest ones first (the heap hands out the lowest
-/// first, so the kept ones are those taken next). Returns the slots and their count.
-pub(crate) fn purge_choice(candidates: u64, held: usize, keep: usize) -> (u64, usize) {
+/// resident slots remain. First the huge pages of `whole_pages` (pairs of slots,
+/// `2k` and `2k + 1`, that no arena uses) that hold candidates, the highest first,
+/// each as one unit: purging a whole huge page gives it back without splitting
+/// it, so that the slots it comes back into fault as one 2 MiB page again, not as
+/// 512 small ones. Then single slots, the highest first (the heap hands out the
+/// lowest first, so the kept ones are those taken next). A unit may take one slot
+/// more than `held - keep`. Returns the slots and their count.
+pub(crate) fn purge_choice(
+    candidates: u64,
+    whole_pages: u64,
+    held: usize,
+    keep: usize,
+) -> (u64, usize) {
     let mut excess = held.saturating_sub(keep);
     let mut chosen = 0u64;
-    let mut left = candidates;
+    let mut pages = whole_pages & huge_page_mates(candidates);
+    while excess > 0 && pages != 0 {
+        let top = 63 - pages.leading_zeros() as usize;
+        let page = 0b11u64 << (top & !1);
+        let slots = candidates & page;
+        chosen |= slots;
+        pages &= !page;
+        excess = excess.saturating_sub(slots.count_ones() as usize);
+    }
+    let mut left = candidates & !chosen;
     while excess > 0 && left != 0 {
         let top = 63 - left.leading_zeros() as usize;
         chosen |= 1u64 << top;
@@ -335,14 +354,39 @@ mod tests {
 
     #[test]
     fn purges_take_the_highest_slots_down_to_what_may_be_kept() {
-        assert_eq!(purge_choice(0b1011_0110, 5, 2), (0b1011_0000, 3));
-        assert_eq!(purge_choice(0b1011_0110, 5, 5), (0, 0));
-        assert_eq!(purge_choice(0b1011_0110, 5, 9), (0, 0));
-        assert_eq!(purge_choice(0b0110, 9, 0), (0b0110, 2));
-        assert_eq!(purge_choice(ALL, 64, 0), (ALL, 64));
-        assert_eq!(purge_choice(ALL, 70, 10), (ALL << 4, 60));
-        assert_eq!(purge_choice(ALL, 64, 70), (0, 0));
-        assert_eq!(purge_choice(1, 1, 0), (1, 1));
+        assert_eq!(purge_choice(0b1011_0110, 0, 5, 2), (0b1011_0000, 3));
+        assert_eq!(purge_choice(0b1011_0110, 0, 5, 5), (0, 0));
+        assert_eq!(purge_choice(0b1011_0110, 0, 5, 9), (0, 0));
+        assert_eq!(purge_choice(0b0110, 0, 9, 0), (0b0110, 2));
+        assert_eq!(purge_choice(ALL, 0, 64, 0), (ALL, 64));
+        assert_eq!(purge_choice(ALL, 0, 70, 10), (ALL << 4, 60));
+        assert_eq!(purge_choice(ALL, 0, 64, 70), (0, 0));
+        assert_eq!(purge_choice(1, 0, 1, 0), (1, 1));
+    }
+
+    #[test]
+    fn purges_take_whole_huge_pages_before_single_slots() {
+        // Slots 0-1 a whole free huge page; slot 5 free, its mate 4 in use; slots
+        // 6-7 free, only 7 resident (6 purged before).
+        let free = 0b1110_0011;
+        let candidates = 0b1010_0011;
+        let whole = whole_free_pairs(free);
+        // One slot to purge: the highest whole page with a candidate (6-7, resident
+        // in slot 7); slot 5 would split the huge page 4-5.
+        assert_eq!(purge_choice(candidates, whole, 4, 3), (0b1000_0000, 1));
+        // Two: then the next whole page, both of its slots.
+        assert_eq!(purge_choice(candidates, whole, 4, 2), (0b1000_0011, 3));
+        // A unit may go one slot past the excess: 0-1 go together.
+        assert_eq!(purge_choice(0b11, 0b11, 2, 1), (0b11, 2));
+        // All four: the half page last.
+        assert_eq!(purge_choice(candidates, whole, 4, 0), (candidates, 4));
+        // Without whole pages (a plain span), the highest slots first.
+        assert_eq!(purge_choice(candidates, 0, 4, 3), (0b1000_0000, 1));
+        assert_eq!(purge_choice(candidates, 0, 4, 2), (0b1010_0000, 2));
+        // A whole page among the highest slots: taken before a higher half page.
+        assert_eq!(purge_choice(0b1000_0011, 0b11, 3, 2), (0b11, 2));
+        // Nothing to purge: none.
+        assert_eq!(purge_choice(candidates, whole, 4, 4), (0, 0));
     }
 
     #[test]
