@@ -195,15 +195,20 @@ fn the_limit_bounds_what_the_heap_keeps() {
     let arena = OneWayAlloc::new();
     let blocks = big_blocks(&arena, 10);
     drop(arena);
-    assert_eq!(free_page_bytes(), 3 * MIB);
+    // At most 3 MiB kept: the pages of huge-page spans go back by whole 2 MiB huge
+    // pages (half of one never goes alone while the other half is free), so 2 MiB
+    // here.
+    assert_eq!(free_page_bytes(), 2 * MIB);
     let still = blocks
         .iter()
         .filter(|&&b| resident(b) == Some(true))
         .count();
-    assert!(still <= 3, "{still} pages resident over a limit of 3");
-    // Lowering the limit gives back the excess at once.
+    assert!(still <= 2, "{still} pages resident, 2 kept");
+    // A limit it is within gives back nothing; a lower one the excess, at once.
+    set_free_page_limit(2 * MIB);
+    assert_eq!(free_page_bytes(), 2 * MIB);
     set_free_page_limit(MIB);
-    assert_eq!(free_page_bytes(), MIB);
+    assert!(free_page_bytes() <= MIB, "{}", free_page_bytes());
     set_free_page_limit(0);
     assert_eq!(free_page_bytes(), 0);
     let arena = OneWayAlloc::new();

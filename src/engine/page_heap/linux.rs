@@ -1099,6 +1099,41 @@ mod tests {
     }
 
     #[test]
+    fn purges_split_no_huge_page_while_a_whole_free_one_is_resident() {
+        let now = Instant::now();
+        let mut heap = Heap::EMPTY;
+        // A: huge pages, slots 0-2 in use; slot 3 free and resident through its
+        // mate 2 (purging it would split that huge page).
+        let a = new_span(&mut heap, true, 3);
+        assert_eq!(bits(a), (ALL << 3, 0b1111));
+        // B, more slots in use: 0-3; 4-5 free and resident, a whole huge page.
+        let b = new_span(&mut heap, true, 6);
+        back(&mut heap, slot(b, 4), 2, 64, now);
+        // C: plain pages, one slot in use, one free and resident (no huge page to
+        // split: the emptiest span of all).
+        let c = new_span(&mut heap, false, 2);
+        back(&mut heap, slot(c, 1), 1, 64, now);
+        assert_eq!(heap.free_resident, 4);
+        heap.purge_down_to(3);
+        assert_eq!(
+            bits(c),
+            (ALL << 1, 0b01),
+            "C first: fewest in use, no split"
+        );
+        assert_eq!(heap.free_resident, 3);
+        // Then B's whole huge page, both halves, though A has fewer slots in use.
+        heap.purge_down_to(2);
+        assert_eq!(bits(b), (ALL << 4, 0b1111));
+        assert_eq!(bits(a), (ALL << 3, 0b1111));
+        assert_eq!(heap.free_resident, 1);
+        // A's half last.
+        heap.purge_down_to(0);
+        assert_eq!(bits(a), (ALL << 3, 0b0111));
+        assert_eq!(heap.free_resident, 0);
+        unmap_all(&mut heap);
+    }
+
+    #[test]
     fn of_spans_with_as_few_slots_in_use_the_one_mapped_last_is_purged_first() {
         let now = Instant::now();
         let mut heap = Heap::EMPTY;

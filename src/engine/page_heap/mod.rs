@@ -29,7 +29,9 @@
 //! 2 MiB huge page with a slot an arena holds is counted (the huge page makes it
 //! resident) until the heap next gives pages back, at most 1 MiB per such huge
 //! page. A page returned past the bound has its memory given back to the OS at once
-//! (`MADV_DONTNEED`). The rest decays: at each call
+//! (`MADV_DONTNEED`): whole free huge pages first, the free half of a huge page
+//! whose other half an arena holds last (giving back half a huge page splits it:
+//! its slots would fault back as 512 small pages). The rest decays: at each call
 //! into the heap (an arena taking or returning a large page), every epoch of
 //! [`FREE_PAGE_DECAY_EPOCH`] (1 s) that passed gives back half of the free memory that no arena
 //! took during it, so memory the load no longer needs goes back within seconds of

@@ -152,7 +152,12 @@ pub(crate) fn purge_choice(
     let mut excess = held.saturating_sub(keep);
     let mut chosen = 0u64;
     let mut pages = whole_pages & huge_page_mates(candidates);
-    while excess > 0 && pages != 0 {
+    // A span has 32 huge pages: the bound keeps a broken step from running on
+    // forever.
+    for _ in 0..SPAN_SLOTS {
+        if excess == 0 || pages == 0 {
+            break;
+        }
         let top = 63 - pages.leading_zeros() as usize;
         let page = 0b11u64 << (top & !1);
         let slots = candidates & page;
