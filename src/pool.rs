@@ -1172,9 +1172,10 @@ pub trait PoolArena: Sized + Send + fmt::Debug + sealed::Sealed {
 
 /// What a request must have needed of a sync arena (one that keeps its first pages
 /// only while idle) for the pool to give its first pages' memory back to the OS as
-/// it returns: 1 MiB, the largest page target (the page heap's page). Such a request filled its first pages,
-/// and an idle arena is handed to a request as it arrives, which may hold it
-/// across awaits long before it needs more than a few bytes: without this, 256
+/// it returns: 1 MiB, the largest page target (the page heap's page). Such a
+/// request filled its first pages, and an idle arena is handed to a request as it
+/// arrives, which may hold it across awaits long before it needs more than a few
+/// bytes: without this, 256
 /// requests waiting at an await each held, resident, a first page that an earlier
 /// query had filled (and the first pages of arenas the pool dropped came back,
 /// resident, from `malloc` as the first pages of new ones). The call (`madvise`)
