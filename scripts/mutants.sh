@@ -79,7 +79,8 @@ CI_UNVIABLE='with ((Some|Ok)\()?NonNull::'
 # The page heap (src/engine/page_heap/, the source of every arena's large pages): every
 # mutant of its files, with the tests that state its rules, its unit tests and the
 # two test binaries that drive the process's heap.
-PAGE_HEAP_FILES=(src/engine/page_heap/mod.rs src/engine/page_heap/slots.rs src/engine/page_heap/linux.rs)
+PAGE_HEAP_FILES=(src/engine/page_heap/mod.rs src/engine/page_heap/slots.rs src/engine/page_heap/small_pages.rs
+    src/engine/page_heap/linux.rs)
 # (With the unit tests: `--lib`, which the CI set's tests include.)
 PAGE_HEAP_TESTS=(--cargo-arg=--test=page_heap --cargo-arg=--test=page_heap_threads)
 

@@ -18,6 +18,7 @@ use allocator_api2::alloc::{AllocError, Allocator, Global};
 use crate::Core;
 use crate::engine::arith::{Known, PAGE_ALIGN};
 use crate::engine::failure::{Failure, infallible};
+use crate::engine::page_heap::HeapUse;
 use crate::owned::DropList;
 
 /// A single-threaded arena: Netdata's One Way Allocator.
@@ -116,8 +117,11 @@ impl OneWayAlloc {
     /// [`free_page_bytes`](crate::free_page_bytes) and bounded by
     /// [`free_page_limit`](crate::free_page_limit) (64 MiB by default); it decays
     /// when no arena takes it, and [`release_free_pages`](crate::release_free_pages)
-    /// gives it all back at once. The first pages (64 to 512 KiB) stay with the
-    /// global allocator, so a small arena costs no system call.
+    /// gives it all back at once. The first pages (64 to 512 KiB) come from the
+    /// global allocator, so a small arena costs no system call; those an arena gives
+    /// back wait, counted and bounded the same way (at most a quarter of the limit,
+    /// 16 MiB), for the next arena's first pages, where `malloc` would often give
+    /// them to the system and fault them in again.
     /// [`new_in(Global)`](Self::new_in) obtains every page from the global allocator
     /// instead; other platforms, Miri and the sanitizer mode always do. The same
     /// holds for [`with_size_hint`](Self::with_size_hint) and
@@ -151,7 +155,7 @@ impl OneWayAlloc {
     /// assert_eq!(arena.stats().pages, 1);
     /// ```
     pub fn with_size_hint(size_hint: usize) -> Self {
-        infallible(Self::create_in(size_hint, Global, true))
+        infallible(Self::create_in(size_hint, Global, HeapUse::AllPages))
     }
 
     /// Like [`with_size_hint`](Self::with_size_hint), returning an error instead.
@@ -166,7 +170,7 @@ impl OneWayAlloc {
     /// assert!(OneWayAlloc::try_with_size_hint(usize::MAX).is_err());
     /// ```
     pub fn try_with_size_hint(size_hint: usize) -> Result<Self, AllocError> {
-        Self::create_in(size_hint, Global, true)
+        Self::create_in(size_hint, Global, HeapUse::AllPages)
     }
 }
 
@@ -210,7 +214,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// assert!(arena.stats().capacity >= 200_000);
     /// ```
     pub fn with_size_hint_in(size_hint: usize, backing: A) -> Self {
-        infallible(Self::create_in(size_hint, backing, false))
+        infallible(Self::create_in(size_hint, backing, HeapUse::Off))
     }
 
     /// Like [`with_size_hint_in`](Self::with_size_hint_in), returning an error instead.
@@ -227,7 +231,7 @@ impl<A: Allocator> OneWayAlloc<A> {
     /// # Ok::<(), onewayalloc::AllocError>(())
     /// ```
     pub fn try_with_size_hint_in(size_hint: usize, backing: A) -> Result<Self, AllocError> {
-        Self::create_in(size_hint, backing, false)
+        Self::create_in(size_hint, backing, HeapUse::Off)
     }
 
     /// Like [`try_with_size_hint_in`](Self::try_with_size_hint_in), with the large
@@ -239,17 +243,17 @@ impl<A: Allocator> OneWayAlloc<A> {
         size_hint: usize,
         backing: A,
     ) -> Result<Self, AllocError> {
-        Self::create_in(size_hint, backing, true)
+        Self::create_in(size_hint, backing, HeapUse::LargePages)
     }
 
-    /// An arena on `backing`; with `os_pages`, its large pages come from the OS
-    /// where the platform allows (see [`OneWayAlloc::new`]).
+    /// An arena on `backing`, with the pages `heap` says from the process's page
+    /// heap where the platform has one (see [`OneWayAlloc::new`]).
     pub(crate) fn create_in<E: Failure>(
         size_hint: usize,
         backing: A,
-        os_pages: bool,
+        heap: HeapUse,
     ) -> Result<Self, E> {
-        Core::new(size_hint, backing, os_pages).map(|core| OneWayAlloc {
+        Core::new(size_hint, backing, heap).map(|core| OneWayAlloc {
             core,
             owned: DropList::new(),
         })

@@ -36,6 +36,7 @@ use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 use crate::OneWayAlloc;
 use crate::engine::failure::{Failure, infallible};
+use crate::engine::page_heap::HeapUse;
 use crate::stats::Stats;
 
 mod sync;
@@ -254,8 +255,8 @@ pub struct SyncOneWayAlloc<A: Allocator = Global> {
     backing: BackingBox<A>,
     /// The first page of every serial fits this many bytes.
     size_hint: usize,
-    /// Whether the serials' large pages come from the page heap (`new()`).
-    os_pages: bool,
+    /// Which of the serials' pages come from the page heap (`new()`: all).
+    heap: HeapUse,
     /// The limit every serial has (see [`set_limit`](Self::set_limit)).
     limit: Option<usize>,
 }
@@ -305,7 +306,7 @@ impl SyncOneWayAlloc {
     /// arena.alloc_bytes(1 << 20); // fits in the calling thread's first page
     /// ```
     pub fn with_size_hint(size_hint: usize) -> Self {
-        infallible(Self::create(size_hint, Global, true))
+        infallible(Self::create(size_hint, Global, HeapUse::AllPages))
     }
 
     /// Like [`with_size_hint`](Self::with_size_hint), returning an error instead.
@@ -320,7 +321,7 @@ impl SyncOneWayAlloc {
     /// assert!(SyncOneWayAlloc::try_with_size_hint(usize::MAX).is_err());
     /// ```
     pub fn try_with_size_hint(size_hint: usize) -> Result<Self, AllocError> {
-        Self::create(size_hint, Global, true)
+        Self::create(size_hint, Global, HeapUse::AllPages)
     }
 }
 
@@ -412,7 +413,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// assert!(onewayalloc::SEPARATE_BLOCKS || arena.stats().capacity >= 200_000);
     /// ```
     pub fn with_size_hint_in(size_hint: usize, backing: A) -> Self {
-        infallible(Self::create(size_hint, backing, false))
+        infallible(Self::create(size_hint, backing, HeapUse::Off))
     }
 
     /// Like [`with_size_hint_in`](Self::with_size_hint_in), returning an error instead.
@@ -427,12 +428,12 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// assert!(SyncOneWayAlloc::try_with_size_hint_in(usize::MAX, Global).is_err());
     /// ```
     pub fn try_with_size_hint_in(size_hint: usize, backing: A) -> Result<Self, AllocError> {
-        Self::create(size_hint, backing, false)
+        Self::create(size_hint, backing, HeapUse::Off)
     }
 
     /// The arena, with its first serial (unclaimed) made at once so that a bad size
     /// hint or a refused first page fails here, as for a `OneWayAlloc`.
-    fn create<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
+    fn create<E: Failure>(size_hint: usize, backing: A, heap: HeapUse) -> Result<Self, E> {
         let backing = BackingBox {
             ptr: NonNull::from(Box::leak(Box::new(backing))),
         };
@@ -441,7 +442,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
             slots: Mutex::new(Vec::new()),
             backing,
             size_hint,
-            os_pages,
+            heap,
             limit: None,
         };
         let serial = arena.new_serial::<E>()?;
@@ -457,7 +458,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         let backing = SharedBacking {
             backing: self.backing.ptr,
         };
-        let serial = OneWayAlloc::create_in::<E>(self.size_hint, backing, self.os_pages)?;
+        let serial = OneWayAlloc::create_in::<E>(self.size_hint, backing, self.heap)?;
         serial.set_limit(self.limit);
         Ok(NonNull::from(Box::leak(Box::new(Tracked::new(serial)))))
     }

@@ -8,6 +8,7 @@
 
 use std::mem::MaybeUninit;
 
+use onewayalloc::allocator_api2::alloc::Global;
 use onewayalloc::{
     DEFAULT_FREE_PAGE_LIMIT, OneWayAlloc, PAGE_HEADER_SIZE, Pool, SEPARATE_BLOCKS, free_page_bytes,
     free_page_limit, mapped_spans, release_free_pages, set_free_page_limit,
@@ -15,6 +16,8 @@ use onewayalloc::{
 
 const MIB: usize = 1 << 20;
 const OS_PAGE: usize = 4096;
+/// The small pages of an arena that grew past them: 64, 128, 256 and 512 KiB.
+const SMALL: usize = (64 + 128 + 256 + 512) * 1024;
 
 /// Residency of the OS page holding `addr`: `Some(resident)`, or `None` if the
 /// address is not mapped at all (`mincore` fails with ENOMEM).
@@ -84,6 +87,7 @@ fn large_pages_come_from_one_heap_that_counts_bounds_and_gives_back_what_it_keep
     assert_eq!(free_page_limit(), DEFAULT_FREE_PAGE_LIMIT);
     large_pages_are_slots_of_a_shared_span();
     a_dropped_arena_leaves_its_pages_resident_to_the_next_arena();
+    a_dropped_arenas_small_pages_go_to_the_next_arena_within_their_bound();
     trim_returns_pages_to_the_heap_and_release_gives_them_to_the_system();
     the_limit_bounds_what_the_heap_keeps();
     a_barely_touched_large_page_costs_its_touched_bytes();
@@ -133,8 +137,9 @@ fn large_pages_are_slots_of_a_shared_span() {
     );
     assert!(!blocks.contains(&more[0]));
     drop((arena, other));
-    // Six pages and one: the four huge-page slots make two whole huge pages.
-    assert_eq!(free_page_bytes(), 7 * MIB);
+    // Six pages and one: the four huge-page slots make two whole huge pages. And the
+    // two arenas' small pages.
+    assert_eq!(free_page_bytes(), 7 * MIB + 2 * SMALL);
 }
 
 fn a_dropped_arena_leaves_its_pages_resident_to_the_next_arena() {
@@ -143,7 +148,7 @@ fn a_dropped_arena_leaves_its_pages_resident_to_the_next_arena() {
     let first = OneWayAlloc::new();
     let blocks = big_blocks(&first, 2);
     drop(first);
-    assert_eq!(free_page_bytes(), 2 * MIB);
+    assert_eq!(free_page_bytes(), 2 * MIB + SMALL);
     assert!(blocks.iter().all(|&b| resident(b) == Some(true)));
     // The next arena takes the same resident pages.
     let second = OneWayAlloc::new();
@@ -155,6 +160,54 @@ fn a_dropped_arena_leaves_its_pages_resident_to_the_next_arena() {
     assert_eq!(sorted, expected);
     assert_eq!(free_page_bytes(), 0);
     drop(second);
+}
+
+/// Fills the four small pages (64..512 KiB): the addresses of their blocks, one per
+/// page, right after its header.
+fn small_blocks(arena: &OneWayAlloc) -> Vec<usize> {
+    [64, 128, 256, 512]
+        .map(|size| {
+            let block = arena.alloc_bytes(size * 1024 - PAGE_HEADER_SIZE);
+            block[0] = MaybeUninit::new(1);
+            block.as_ptr().addr()
+        })
+        .to_vec()
+}
+
+fn a_dropped_arenas_small_pages_go_to_the_next_arena_within_their_bound() {
+    release_free_pages();
+    let first = OneWayAlloc::new();
+    let pages = small_blocks(&first);
+    drop(first);
+    assert_eq!(free_page_bytes(), SMALL, "counted as free pages");
+    // The next arena of `new()` takes them, its first page included.
+    let second = OneWayAlloc::new();
+    assert_eq!(small_blocks(&second), pages);
+    assert_eq!(free_page_bytes(), 0);
+    drop(second);
+    assert_eq!(free_page_bytes(), SMALL);
+    // An arena of `new_in(Global)` neither takes nor keeps them.
+    let plain = OneWayAlloc::new_in(Global);
+    let its_own = small_blocks(&plain);
+    assert!(its_own.iter().all(|page| !pages.contains(page)));
+    drop(plain);
+    assert_eq!(free_page_bytes(), SMALL);
+    assert_eq!(release_free_pages(), SMALL);
+    assert_eq!(free_page_bytes(), 0);
+    // At most a quarter of the limit: 256 KiB of 1 MiB.
+    set_free_page_limit(MIB);
+    let third = OneWayAlloc::new();
+    small_blocks(&third);
+    drop(third);
+    let kept = free_page_bytes();
+    assert!((64 * 1024..=MIB / 4).contains(&kept), "{kept}");
+    set_free_page_limit(DEFAULT_FREE_PAGE_LIMIT);
+    // And at most 16 MiB: 256 first pages of 64 KiB, of 300.
+    release_free_pages();
+    let arenas: Vec<OneWayAlloc> = (0..300).map(|_| OneWayAlloc::new()).collect();
+    drop(arenas);
+    assert_eq!(free_page_bytes(), 16 * MIB);
+    release_free_pages();
 }
 
 fn trim_returns_pages_to_the_heap_and_release_gives_them_to_the_system() {
@@ -195,18 +248,23 @@ fn the_limit_bounds_what_the_heap_keeps() {
     let arena = OneWayAlloc::new();
     let blocks = big_blocks(&arena, 10);
     drop(arena);
-    // At most 3 MiB kept: the pages of huge-page spans go back by whole 2 MiB huge
+    // At most 3 MiB kept, the small pages (at most a quarter of the limit) and the
+    // large ones together: the pages of huge-page spans go back by whole 2 MiB huge
     // pages (half of one never goes alone while the other half is free), so 2 MiB
-    // here.
-    assert_eq!(free_page_bytes(), 2 * MIB);
+    // of large pages here.
+    let kept = free_page_bytes();
+    assert!((2 * MIB..=3 * MIB).contains(&kept), "{kept}");
+    assert!(kept - 2 * MIB <= 3 * MIB / 4, "{kept}");
     let still = blocks
         .iter()
         .filter(|&&b| resident(b) == Some(true))
         .count();
-    assert!(still <= 2, "{still} pages resident, 2 kept");
+    assert_eq!(still, 2, "{still} pages resident, 2 kept");
     // A limit it is within gives back nothing; a lower one the excess, at once.
+    set_free_page_limit(kept);
+    assert_eq!(free_page_bytes(), kept);
     set_free_page_limit(2 * MIB);
-    assert_eq!(free_page_bytes(), 2 * MIB);
+    assert!(free_page_bytes() <= 2 * MIB, "{}", free_page_bytes());
     set_free_page_limit(MIB);
     assert!(free_page_bytes() <= MIB, "{}", free_page_bytes());
     set_free_page_limit(0);
@@ -353,8 +411,9 @@ fn a_page_of_a_whole_span_takes_a_shared_span_and_is_kept() {
     assert_eq!(arena.page_heap_bytes(), 64 * MIB);
     assert_eq!(mapped_spans(), (1, 64 * MIB));
     drop(arena);
-    // Kept, as any page of a standard span: its slots serve the next arenas.
-    assert_eq!(free_page_bytes(), 64 * MIB);
+    // Kept, as any page of a standard span: its slots serve the next arenas. With
+    // the first page (64 KiB), the bound (64 MiB) gives back one slot.
+    assert_eq!(free_page_bytes(), 63 * MIB + 64 * 1024);
     assert_eq!(mapped_spans(), (1, 64 * MIB));
     let next = OneWayAlloc::new();
     big_blocks(&next, 1);

@@ -21,7 +21,7 @@ use allocator_api2::alloc::Allocator;
 use crate::engine::arith::{self, Known, Limit, dangling};
 use crate::engine::failure::Failure;
 use crate::engine::page::{Choice, Page};
-use crate::engine::page_heap::PageSource;
+use crate::engine::page_heap::{HeapUse, PageSource};
 use crate::stats::{PageInfo, Stats};
 
 /// The allocation state of one arena. Its owner, the arena, releases the pages
@@ -66,12 +66,13 @@ pub(crate) struct Checkpoint {
 
 impl<A: Allocator> BumpCore<A> {
     /// Obtains the first page (sized for `size_hint` bytes of payload) from `backing`,
-    /// or with `os_pages` from the page source of [`crate::engine::page_heap`] (`backing` for
-    /// the small pages, the OS for the large ones, where the platform allows).
-    pub(crate) fn new<E: Failure>(size_hint: usize, backing: A, os_pages: bool) -> Result<Self, E> {
+    /// or, as `heap` says, from the page source of [`crate::engine::page_heap`] (the
+    /// process's page heap for the large pages and, with [`HeapUse::AllPages`], its
+    /// cache of small pages, where the platform has them).
+    pub(crate) fn new<E: Failure>(size_hint: usize, backing: A, heap: HeapUse) -> Result<Self, E> {
         let layout =
             arith::first_page_layout(size_hint, arith::os_page()).ok_or_else(E::overflow)?;
-        let backing = PageSource::new(backing, os_pages);
+        let backing = PageSource::new(backing, heap);
         // A size hint says how much the arena will fill.
         let block = backing
             .allocate_page(layout, size_hint)
@@ -684,7 +685,7 @@ mod tests {
     /// a fast path that refuses too much.)
     #[test]
     fn bump_serves_up_to_the_page_end_in_every_form() {
-        let mut core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
+        let mut core = BumpCore::new::<AllocError>(0, Global, HeapUse::Off).unwrap();
         let requests = [
             (1, 1),
             (8, 8),
@@ -735,7 +736,7 @@ mod tests {
     /// next test.)
     #[test]
     fn only_the_most_recent_block_rolls_back_or_grows_in_place() {
-        let core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
+        let core = BumpCore::new::<AllocError>(0, Global, HeapUse::Off).unwrap();
         // Alignments spelled out: a u64 is 4-aligned on some 32-bit targets.
         let word = Layout::from_size_align(8, 8).unwrap();
         let older = core.bump(word, Known::TYPE).unwrap();
@@ -786,7 +787,7 @@ mod tests {
     /// cursor alone (`resize` then selects a page, realigns, or keeps the block).
     #[test]
     fn an_older_block_grows_by_moving_in_the_current_page() {
-        let core = BumpCore::new::<AllocError>(0, Global, false).unwrap();
+        let core = BumpCore::new::<AllocError>(0, Global, HeapUse::Off).unwrap();
         let word = Layout::from_size_align(8, 8).unwrap();
         let twice = Layout::from_size_align(16, 8).unwrap();
         let older = core.bump(word, Known::TYPE).unwrap();

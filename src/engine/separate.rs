@@ -28,6 +28,7 @@ use hashbrown::HashMap;
 
 use crate::engine::arith::{self, Known, Limit, dangling};
 use crate::engine::failure::Failure;
+use crate::engine::page_heap::HeapUse;
 use crate::stats::{PageInfo, Stats};
 
 /// The first block number a rollback releases (see [`SeparateBlocks::restore`]).
@@ -103,12 +104,8 @@ pub(crate) struct SeparateBlocks<A: Allocator> {
 impl<A: Allocator> SeparateBlocks<A> {
     /// Checks `size_hint` as the page policy would (so bad input fails the same way
     /// in both modes) and obtains nothing.
-    /// Every block comes from `backing` in this mode: `_os_pages` is ignored.
-    pub(crate) fn new<E: Failure>(
-        size_hint: usize,
-        backing: A,
-        _os_pages: bool,
-    ) -> Result<Self, E> {
+    /// Every block comes from `backing` in this mode: `_heap` is ignored.
+    pub(crate) fn new<E: Failure>(size_hint: usize, backing: A, _heap: HeapUse) -> Result<Self, E> {
         arith::first_page_layout(size_hint, arith::os_page()).ok_or_else(E::overflow)?;
         Ok(SeparateBlocks {
             record: RefCell::new(Record::default()),

@@ -13,8 +13,10 @@ use super::slots::{
     ALL, RESIDENT_RANKS, SLOT, SPAN_HEADER, SPAN_SLOTS, choose, decay_keep, huge_page_mates, mask,
     purge_choice, runs_of, slots_for, span_mapping, span_slack, whole_free_pairs,
 };
+use super::small_pages::SmallPages;
 use super::{DEFAULT_FREE_PAGE_LIMIT, FREE_PAGE_DECAY_EPOCH};
 use crate::engine::arith::{os_page, whole_os_pages};
+use allocator_api2::alloc::{Allocator, Global};
 
 /// The record of a span, in the OS page just before its first slot.
 struct Span {
@@ -68,6 +70,9 @@ struct Heap {
     epoch_start: Option<Instant>,
     /// The fewest free resident slots seen during the current epoch.
     low_water: usize,
+    /// The small pages kept for later arenas (counted with the free slots, under
+    /// the same bound and decay).
+    small: SmallPages,
 }
 
 /// The heap's lock: a `pthread_mutex_t`, so that `fork` handlers can take it
@@ -156,8 +161,15 @@ pub(super) fn take(size: usize, huge: bool, near: usize) -> Option<NonNull<u8>> 
     if n > SPAN_SLOTS {
         return map_whole(n, huge);
     }
-    if let Some(page) = with_heap(|heap| heap.take(n, huge, near, Instant::now())) {
-        return Some(page);
+    let (page, excess) = with_heap(|heap| {
+        let page = heap.take(n, huge, near, Instant::now());
+        (page, heap.small.over(LIMIT.load(Ordering::Relaxed)))
+    });
+    if excess {
+        free_small_excess();
+    }
+    if page.is_some() {
+        return page;
     }
     // No span has room: a new one, mapped without the lock.
     let span = map_span(SPAN_SLOTS, huge, false)?;
@@ -170,10 +182,20 @@ pub(super) fn give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
     let Some(n) = slots_for(size) else {
         return false;
     };
-    let returned = with_heap(|heap| {
-        let keep = LIMIT.load(Ordering::Relaxed) / SLOT;
-        heap.give_back(ptr.addr().get(), n, purge, keep, Instant::now())
+    let (returned, excess) = with_heap(|heap| {
+        let limit = LIMIT.load(Ordering::Relaxed);
+        let returned = heap.give_back(
+            ptr.addr().get(),
+            n,
+            purge,
+            heap.slots_kept(limit),
+            Instant::now(),
+        );
+        (returned, heap.small.over(limit))
     });
+    if excess {
+        free_small_excess();
+    }
     match returned {
         Returned::NotOurs => false,
         Returned::Kept => true,
@@ -184,29 +206,79 @@ pub(super) fn give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
     }
 }
 
-/// The bytes of free slots that may be resident.
-pub(super) fn free_resident_bytes() -> usize {
-    with_heap(|heap| heap.free_resident * SLOT)
+/// A small page of `class` that an arena gave back, the most recent, if the heap
+/// keeps one (see `small_pages`).
+pub(super) fn take_small(class: usize) -> Option<NonNull<u8>> {
+    let (page, excess) = with_heap(|heap| {
+        heap.decay(Instant::now());
+        let page = heap.small.take(class);
+        (page, heap.small.over(LIMIT.load(Ordering::Relaxed)))
+    });
+    if excess {
+        free_small_excess();
+    }
+    page
 }
 
-/// Purges every free slot and unmaps the spans left empty; returns the bytes purged.
+/// Keeps the small page at `page` of `class` (a block of the global allocator with
+/// `small_page_layout(class)`, which no one uses any more) for a later arena, if
+/// the bound allows; `false` if the caller is to free it.
+pub(super) fn keep_small(page: NonNull<u8>, class: usize) -> bool {
+    let (kept, excess) = with_heap(|heap| {
+        heap.decay(Instant::now());
+        let limit = LIMIT.load(Ordering::Relaxed);
+        let kept = heap.small.keep(page, class, limit);
+        // The free slots and the small pages within the limit together.
+        heap.purge_down_to(heap.slots_kept(limit));
+        (kept, heap.small.over(limit))
+    });
+    if excess {
+        free_small_excess();
+    }
+    kept
+}
+
+/// Frees, outside the lock, the small pages that exceed their bound or that the
+/// decay gave up.
+fn free_small_excess() {
+    while let Some((page, class)) =
+        with_heap(|heap| heap.small.pop_excess(LIMIT.load(Ordering::Relaxed)))
+    {
+        // SAFETY: a page the heap kept is a block of the global allocator with this
+        // layout (`keep_small`'s contract), handed out once: `pop_excess` removed it.
+        unsafe { Global.deallocate(page, super::small_page_layout(class)) };
+    }
+}
+
+/// The bytes of free slots that may be resident and of the small pages kept.
+pub(super) fn free_resident_bytes() -> usize {
+    with_heap(|heap| heap.free_resident * SLOT + heap.small.bytes())
+}
+
+/// Purges every free slot, unmaps the spans left empty and frees every small page
+/// kept; returns the bytes given back.
 pub(super) fn release_all() -> usize {
-    with_heap(|heap| {
-        let before = heap.free_resident;
+    let released = with_heap(|heap| {
+        let before = heap.free_resident * SLOT + heap.small.bytes();
         heap.purge_down_to(0);
         heap.low_water = 0;
-        before * SLOT
-    })
+        heap.small.release_all();
+        before
+    });
+    free_small_excess();
+    released
 }
 
 /// Ends the decay's epochs that have passed (see `Heap::decay`).
 pub(super) fn decay_now() {
     with_heap(|heap| heap.decay(Instant::now()));
+    free_small_excess();
 }
 
 pub(super) fn set_limit(bytes: usize) {
     LIMIT.store(bytes, Ordering::Relaxed);
-    with_heap(|heap| heap.purge_down_to(bytes / SLOT));
+    with_heap(|heap| heap.purge_down_to(heap.slots_kept(bytes)));
+    free_small_excess();
 }
 
 pub(super) fn limit() -> usize {
@@ -232,7 +304,14 @@ impl Heap {
         free_resident: 0,
         epoch_start: None,
         low_water: 0,
+        small: SmallPages::EMPTY,
     };
+
+    /// The free resident slots kept under the limit `limit` (bytes), beside the
+    /// small pages kept: the limit bounds both together.
+    fn slots_kept(&self, limit: usize) -> usize {
+        limit.saturating_sub(self.small.bytes()) / SLOT
+    }
 
     /// A page of `n` slots (at most a span's) from the spans mapped, of huge-page
     /// spans if `huge`, after the decay's epochs passed by `now`; `None` if no span
@@ -505,6 +584,7 @@ impl Heap {
         let Some(start) = self.epoch_start else {
             self.epoch_start = Some(now);
             self.low_water = self.free_resident;
+            self.small.decay(0);
             return;
         };
         let elapsed = now.saturating_duration_since(start);
@@ -515,6 +595,8 @@ impl Heap {
             .unwrap_or(u32::MAX);
         let keep = decay_keep(self.free_resident, self.low_water, epochs);
         self.purge_down_to(keep);
+        // Its pages go outside the lock (`free_small_excess`).
+        self.small.decay(epochs);
         self.epoch_start = Some(now);
         self.low_water = self.free_resident;
     }

@@ -1,6 +1,7 @@
 //! Where the pages of [`OneWayAlloc::new`](crate::OneWayAlloc::new) come from: the
 //! small first pages from the global allocator, the pages of 1 MiB and more from
-//! one page heap that every arena of the process shares.
+//! one page heap that every arena of the process shares; small pages that arenas
+//! give back wait in the heap for the next arena's (`small_pages`).
 //!
 //! # The page heap
 //! On 64-bit Linux (with `std`, outside Miri and the sanitizer mode) the heap maps
@@ -38,6 +39,16 @@
 //! activity. [`release_free_pages`] gives all of it back at once. A span whose
 //! slots are all free and given back is unmapped.
 //!
+//! **Small pages.** The first pages of an arena (64, 128, 256 and 512 KiB) come
+//! from the global allocator; those the arenas of `new()` give back wait in the
+//! heap, most recent first, for the next arena's first pages (`malloc` would often
+//! give them to the system and fault them in again, 4 KiB at a time). They count in
+//! [`free_page_bytes`] and within [`free_page_limit`] with the free slots (at most a
+//! quarter of the limit, and at most 16 MiB), decay with them, and go back to the
+//! global allocator with [`release_free_pages`], past the bound, and as they decay
+//! (observed at the next small page taken or returned, or the next call that runs
+//! the decay).
+//!
 //! **Address space in proportion to use.** Spans are mapped without
 //! `MAP_NORESERVE`, so the kernel's overcommit policy refuses a size it could not
 //! back (a `try_` call then returns `Err`, as with the global allocator), and a
@@ -64,9 +75,11 @@ use core::cell::Cell;
 use core::ptr::NonNull;
 use core::time::Duration;
 
-use allocator_api2::alloc::{AllocError, Allocator};
+use allocator_api2::alloc::{AllocError, Allocator, Global};
 
 mod slots;
+
+mod small_pages;
 
 #[cfg(onewayalloc_page_heap)]
 mod linux;
@@ -88,6 +101,21 @@ pub const DEFAULT_FREE_PAGE_LIMIT: usize = 64 << 20;
 /// during it.
 pub const FREE_PAGE_DECAY_EPOCH: Duration = Duration::from_secs(1);
 
+/// Which pages of an arena come from the process's page heap (where the platform
+/// has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HeapUse {
+    /// None: every page from the backing allocator (`new_in`).
+    Off,
+    /// The large pages; the small ones from the backing allocator, which counts
+    /// them (the C API's arenas).
+    LargePages,
+    /// Every page (`new()`, whose backing allocator is the global one): the large
+    /// ones from the heap's spans, the small ones (64 to 512 KiB) from the small
+    /// pages that earlier arenas gave back, else from the global allocator.
+    AllPages,
+}
+
 /// The backing allocator of an arena, and beside it the page heap when the arena was
 /// created by `new()`: every page the arena obtains or returns goes through this
 /// value, which routes it.
@@ -95,6 +123,10 @@ pub(crate) struct PageSource<A> {
     pub(crate) backing: A,
     /// Whether large pages come from the page heap.
     heap: bool,
+    /// Whether the small pages of [`small_pages`]'s classes come from the heap's
+    /// small pages and the global allocator (and go back there), not from
+    /// `backing`.
+    small: bool,
     /// Bytes of the pages the arena holds from the heap.
     from_heap: Cell<usize>,
     /// The end of the last page the arena took from the heap: its next page is
@@ -103,12 +135,14 @@ pub(crate) struct PageSource<A> {
 }
 
 impl<A: Allocator> PageSource<A> {
-    /// `backing` alone, or with the page heap beside it (`heap`, where the platform
-    /// has one).
-    pub(crate) fn new(backing: A, heap: bool) -> Self {
+    /// `backing`, with the page heap beside it for the pages `heap` says (where the
+    /// platform has one).
+    pub(crate) fn new(backing: A, heap: HeapUse) -> Self {
+        let has_heap = cfg!(onewayalloc_page_heap);
         PageSource {
             backing,
-            heap: heap && cfg!(onewayalloc_page_heap),
+            heap: heap != HeapUse::Off && has_heap,
+            small: heap == HeapUse::AllPages && has_heap,
             from_heap: Cell::new(0),
             next_near: Cell::new(0),
         }
@@ -137,7 +171,21 @@ impl<A: Allocator> PageSource<A> {
                 return Ok(NonNull::slice_from_raw_parts(page, layout.size()));
             }
         }
+        if let Some(class) = self.small_class(layout) {
+            return match take_small(class) {
+                Some(page) => Ok(NonNull::slice_from_raw_parts(page, layout.size())),
+                None => Global.allocate(layout),
+            };
+        }
         self.backing.allocate(layout)
+    }
+
+    /// The class of `layout` in [`small_pages`] if this source routes it there.
+    fn small_class(&self, layout: Layout) -> Option<usize> {
+        if !self.small {
+            return None;
+        }
+        small_pages::class_of(layout.size(), layout.align(), small_page_align())
     }
 
     /// Gives the memory of the whole OS pages within `len` bytes at `start` back to
@@ -185,6 +233,17 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
             self.from_heap.set(held - layout.size());
             return;
         }
+        if let Some(class) = self.small_class(layout) {
+            // `layout` is `small_page_layout(class)`: a page of this class came from
+            // the heap's small pages or the global allocator with it.
+            if !keep_small(ptr, class) {
+                // SAFETY: the caller's guarantee: `ptr` came from `self` with `layout`,
+                // so from the global allocator (directly, or through the small pages
+                // kept).
+                unsafe { Global.deallocate(ptr, layout) };
+            }
+            return;
+        }
         // SAFETY: the caller's guarantee: `ptr` came from `self` with `layout`, and
         // not from the heap (which did not know it), so from the backing allocator.
         unsafe { self.backing.deallocate(ptr, layout) }
@@ -204,6 +263,41 @@ fn heap_take(size: usize, huge: bool, near: usize) -> Option<NonNull<u8>> {
     }
 }
 
+/// A small page of `class` kept by the heap, if any.
+fn take_small(class: usize) -> Option<NonNull<u8>> {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::take_small(class);
+    #[cfg(not(onewayalloc_page_heap))]
+    {
+        let _ = class;
+        None
+    }
+}
+
+/// Keeps the small page at `page` of `class` in the heap if its bound allows
+/// (`true`); else the caller frees it.
+fn keep_small(page: NonNull<u8>, class: usize) -> bool {
+    #[cfg(onewayalloc_page_heap)]
+    return linux::keep_small(page, class);
+    #[cfg(not(onewayalloc_page_heap))]
+    {
+        let _ = (page, class);
+        false
+    }
+}
+
+/// The alignment of every page an arena obtains for ordinary requests: the OS page,
+/// and at least `MIN_PAGE_ALIGN`.
+fn small_page_align() -> usize {
+    crate::engine::arith::os_page().max(crate::engine::arith::MIN_PAGE_ALIGN)
+}
+
+/// The layout of every small page of `class` (see [`small_pages::class_of`]).
+fn small_page_layout(class: usize) -> Layout {
+    Layout::from_size_align(small_pages::class_size(class), small_page_align())
+        .expect("a page target at the OS page's alignment is a valid layout")
+}
+
 /// Gives the page at `ptr` back to the heap if the heap handed it out (`true`);
 /// with `purge`, its memory goes back to the OS at once.
 fn heap_give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
@@ -218,7 +312,8 @@ fn heap_give_back(ptr: NonNull<u8>, size: usize, purge: bool) -> bool {
 
 /// The bytes of memory the page heap holds resident for arenas created later: large
 /// pages that arenas gave back (by `trim`, by being dropped) and that no arena
-/// uses now, kept to spare the next arena its page faults. They are counted in no
+/// uses now, and the small pages (64 to 512 KiB) they gave back, kept to spare the
+/// next arena its page faults. They are counted in no
 /// arena's [`Stats`](crate::Stats), and never exceed [`free_page_limit`] but for the
 /// free 1 MiB halves of 2 MiB huge pages whose other half an arena holds (resident
 /// with it, counted until the heap next gives pages back). Always 0
@@ -262,8 +357,9 @@ pub fn release_free_pages() -> usize {
 }
 
 /// Sets the most free memory the page heap keeps resident for later arenas (what
-/// [`free_page_bytes`] reports), process-wide; what is kept beyond the new bound is
-/// given back to the system at once. 0 keeps nothing: every large page an arena
+/// [`free_page_bytes`] reports: large pages and, within a quarter of it and at most
+/// 16 MiB, small ones), process-wide; what is kept beyond the new bound is given
+/// back to the system at once. 0 keeps nothing: every large page an arena
 /// gives back goes back to the system. The default is [`DEFAULT_FREE_PAGE_LIMIT`].
 ///
 /// # Examples
@@ -328,4 +424,27 @@ pub fn mapped_spans() -> (usize, usize) {
     return linux::mapped();
     #[cfg(not(onewayalloc_page_heap))]
     (0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::arith::{first_page_layout, os_page};
+
+    /// The layout the small pages are freed with is the one arenas obtain them
+    /// with: the first page's, and the next three page targets at its alignment.
+    #[test]
+    fn small_pages_have_the_layout_arenas_obtain_them_with() {
+        let first = first_page_layout(0, os_page()).unwrap();
+        assert_eq!(small_page_layout(0), first);
+        for class in 0..small_pages::CLASSES {
+            let layout = small_page_layout(class);
+            assert_eq!(layout.size(), 64 << (10 + class));
+            assert_eq!(layout.align(), first.align());
+            assert_eq!(
+                small_pages::class_of(layout.size(), layout.align(), small_page_align()),
+                Some(class)
+            );
+        }
+    }
 }
