@@ -267,7 +267,7 @@ fn main() {
     }
     println!(
         "VmRSS +: resident memory beyond the scenario's start. free pages: free_page_bytes(),\n\
-         the large pages the heap keeps for the next arenas (at most free_page_limit()).\n\
+         the pages the heap keeps for the next arenas (at most free_page_limit()).\n\
          pool idle: Pool::stats().idle_bytes. maps: mappings added (each thread adds its\n\
          stack and a malloc heap; the page heap adds one per 64 MiB span in use)."
     );
