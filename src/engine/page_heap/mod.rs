@@ -46,8 +46,7 @@
 //! [`free_page_bytes`] and within [`free_page_limit`] with the free slots (at most a
 //! quarter of the limit, and at most 16 MiB), decay with them, and go back to the
 //! global allocator with [`release_free_pages`], past the bound, and as they decay
-//! (observed at the next small page taken or returned, or the next call that runs
-//! the decay).
+//! (observed, as for the slots, at the next page any arena takes or returns).
 //!
 //! **Address space in proportion to use.** Spans are mapped without
 //! `MAP_NORESERVE`, so the kernel's overcommit policy refuses a size it could not
