@@ -33,7 +33,7 @@
 //! (`MADV_DONTNEED`): whole free huge pages first, the free half of a huge page
 //! whose other half an arena holds last (giving back half a huge page splits it:
 //! its slots would fault back as 512 small pages). The rest decays: at each call
-//! into the heap (an arena taking or returning a large page), every epoch of
+//! into the heap (an arena of `new()` taking or returning a page), every epoch of
 //! [`FREE_PAGE_DECAY_EPOCH`] (1 s) that passed gives back half of the free memory that no arena
 //! took during it, so memory the load no longer needs goes back within seconds of
 //! activity. [`release_free_pages`] gives all of it back at once. A span whose
