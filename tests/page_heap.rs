@@ -5,6 +5,8 @@
 //! addresses, the heap's figures and `mincore(2)`. (The resident memory of whole
 //! programs: tests/page_heap_memory.rs.)
 #![cfg(all(target_os = "linux", target_pointer_width = "64", not(miri)))]
+// With the `nightly` feature `Global` is std's, still unstable.
+#![cfg_attr(feature = "nightly", feature(allocator_api))]
 
 use std::mem::MaybeUninit;
 
