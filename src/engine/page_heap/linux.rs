@@ -220,10 +220,14 @@ pub(super) fn take_small(class: usize) -> Option<NonNull<u8>> {
     page
 }
 
-/// Keeps the small page at `page` of `class` (a block of the global allocator with
-/// `small_page_layout(class)`, which no one uses any more) for a later arena, if
-/// the bound allows; `false` if the caller is to free it.
-pub(super) fn keep_small(page: NonNull<u8>, class: usize) -> bool {
+/// Keeps the small page at `page` of `class` for a later arena, if the bound
+/// allows; `false` if the caller is to free it (it stays the caller's).
+///
+/// # Safety
+/// `page` is a block of the global allocator with `small_page_layout(class)` that
+/// nothing uses any more: once kept, the heap hands it to one later arena or frees
+/// it (`free_small_excess`).
+pub(super) unsafe fn keep_small(page: NonNull<u8>, class: usize) -> bool {
     let (kept, excess) = with_heap(|heap| {
         heap.decay(Instant::now());
         let limit = LIMIT.load(Ordering::Relaxed);
@@ -245,7 +249,8 @@ fn free_small_excess() {
         with_heap(|heap| heap.small.pop_excess(LIMIT.load(Ordering::Relaxed)))
     {
         // SAFETY: a page the heap kept is a block of the global allocator with this
-        // layout (`keep_small`'s contract), handed out once: `pop_excess` removed it.
+        // layout that nothing uses (`keep_small`'s contract, the only way in), handed
+        // out once: `pop_excess` removed it.
         unsafe { Global.deallocate(page, super::small_page_layout(class)) };
     }
 }

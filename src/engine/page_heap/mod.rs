@@ -233,9 +233,11 @@ unsafe impl<A: Allocator> Allocator for PageSource<A> {
             return;
         }
         if let Some(class) = self.small_class(layout) {
-            // `layout` is `small_page_layout(class)`: a page of this class came from
-            // the heap's small pages or the global allocator with it.
-            if !keep_small(ptr, class) {
+            // SAFETY: `layout` is `small_page_layout(class)` (`class_of` accepts that
+            // layout only), and a page of a small class of this source came from the
+            // heap's small pages or the global allocator with it (`allocate_page`);
+            // the caller gives it up (the trait's contract).
+            if !unsafe { keep_small(ptr, class) } {
                 // SAFETY: the caller's guarantee: `ptr` came from `self` with `layout`,
                 // so from the global allocator (directly, or through the small pages
                 // kept).
@@ -275,9 +277,14 @@ fn take_small(class: usize) -> Option<NonNull<u8>> {
 
 /// Keeps the small page at `page` of `class` in the heap if its bound allows
 /// (`true`); else the caller frees it.
-fn keep_small(page: NonNull<u8>, class: usize) -> bool {
+///
+/// # Safety
+/// As `linux::keep_small`: `page` is a block of the global allocator with
+/// `small_page_layout(class)` that nothing uses any more.
+unsafe fn keep_small(page: NonNull<u8>, class: usize) -> bool {
     #[cfg(onewayalloc_page_heap)]
-    return linux::keep_small(page, class);
+    // SAFETY: the caller's guarantee, the same contract.
+    return unsafe { linux::keep_small(page, class) };
     #[cfg(not(onewayalloc_page_heap))]
     {
         let _ = (page, class);
