@@ -210,11 +210,15 @@ impl<A: Allocator> PageSource<A> {
 // `grow` and `shrink` are the trait's own (allocate, copy, deallocate, through
 // `self`, so each block goes to and comes from its own source); the arena grows
 // its pages only by obtaining new ones.
-// SAFETY: every block comes from one of two allocators, the backing allocator or the
-// page heap, and goes back to the one it came from: the heap tells its pages by
-// their address (inside one of its spans, which no other allocator's block can be),
-// so a block is never returned to the other. Blocks stay valid until returned: the
-// heap never hands out or purges a slot that an arena holds.
+// SAFETY: every block comes from one of three sources, the backing allocator, the
+// page heap's spans, or (with `small`) the global allocator directly or through the
+// heap's small pages, and goes back to the one it came from: the heap tells its
+// pages by their address (inside one of its spans, which no other allocator's block
+// can be), and the small pages by their layout (a page of a small class of a source
+// with `small` came from the global allocator, and no other page has that layout),
+// so a block is never returned to another. Blocks stay valid until returned: the
+// heap never hands out or purges a slot that an arena holds, and hands a small page
+// it keeps to one arena at a time.
 unsafe impl<A: Allocator> Allocator for PageSource<A> {
     #[inline]
     fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
