@@ -45,7 +45,7 @@ pub(crate) fn os_page() -> usize {
 }
 
 /// Alignment of a page for requests of `align`, on a system with `os_page` pages.
-fn page_align(align: usize, os_page: usize) -> usize {
+pub(crate) fn page_align(align: usize, os_page: usize) -> usize {
     align.max(os_page).max(MIN_PAGE_ALIGN)
 }
 

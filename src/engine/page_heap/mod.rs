@@ -296,10 +296,11 @@ unsafe fn keep_small(page: NonNull<u8>, class: usize) -> bool {
     }
 }
 
-/// The alignment of every page an arena obtains for ordinary requests: the OS page,
-/// and at least `MIN_PAGE_ALIGN`.
+/// The alignment of every page an arena obtains for ordinary requests (those
+/// aligned to at most `PAGE_ALIGN`), as `arith` computes it.
 fn small_page_align() -> usize {
-    crate::engine::arith::os_page().max(crate::engine::arith::MIN_PAGE_ALIGN)
+    use crate::engine::arith::{PAGE_ALIGN, os_page, page_align};
+    page_align(PAGE_ALIGN, os_page())
 }
 
 /// The layout of every small page of `class` (see [`small_pages::class_of`]).
