@@ -3,11 +3,16 @@
 //! The design is protobuf's `ThreadSafeArena`, adapted: the arena holds a list of
 //! *serial arenas*, each a whole [`OneWayAlloc`] (its pages, its drop list, its
 //! sanitizer mode), and each used by one thread at a time, the thread that
-//! *claimed* it in the current epoch. A thread-local cache holds the thread's serial
-//! for one arena and epoch; the allocation path compares the arena's epoch with the
-//! cache's and, on a hit, bumps in that serial with no atomic operation at all. A
-//! miss takes a lock over the list to find the serial the thread claimed, claim a
-//! free one, or create one.
+//! *claimed* it in the current epoch. One serial, the *home* serial, lives inside
+//! the arena itself: the allocation path compares the home's owner with the calling
+//! thread's identity (on x86-64 Linux the thread pointer, one instruction) and, on a
+//! match, bumps in the home serial exactly as a `OneWayAlloc` bumps in itself, with
+//! no atomic read-modify-write, no thread-local access and no pointer to follow. That
+//! is the case of one thread at a time (an async task's arena). Every other thread
+//! goes through an out-of-line path: a thread-local cache holds the thread's serial
+//! for one arena and epoch; on a hit it bumps in that serial, again with no atomic
+//! operation; a miss takes a lock over the list to find the serial the thread
+//! claimed, claim the home serial or a free one, or create one.
 //!
 //! Epoch ids come from one global counter and are never reused, so the cache entry
 //! of an arena that was reset or dropped never matches again. `reset` and drop take
@@ -136,6 +141,22 @@ unsafe impl<A: Allocator> Allocator for SharedBacking<A> {
     }
 }
 
+/// A serial arena whose pages come from `backing` (the outer arena's), with a first
+/// page for `size_hint`, pages from `heap` and `limit`.
+fn make_serial<A: Allocator, E: Failure>(
+    backing: &BackingBox<A>,
+    size_hint: usize,
+    heap: HeapUse,
+    limit: Option<usize>,
+) -> Result<Serial<A>, E> {
+    let shared = SharedBacking {
+        backing: backing.ptr,
+    };
+    let serial = OneWayAlloc::create_in::<E>(size_hint, shared, heap)?;
+    serial.set_limit(limit);
+    Ok(serial)
+}
+
 /// The outer arena's backing allocator, in a heap block of its own that raw
 /// pointers ([`SharedBacking`]) refer to. Held as a raw pointer, not a `Box`: moving
 /// a `Box` asserts unique access to its contents, which the pointers of the serial
@@ -191,20 +212,28 @@ impl<A: Allocator> Drop for Slot<A> {
 /// arena.reset(); // every thread's pages are kept for the next round
 /// ```
 ///
-/// **Cost.** An allocation costs what it costs in a `OneWayAlloc` plus one
-/// thread-local read and a comparison: no atomic operation and no lock, whether one
-/// thread allocates or many (an async task that moves between threads included).
-/// The first allocation of a thread after a [`reset`](Self::reset) (or after the
-/// thread used another `SyncOneWayAlloc`, since each thread caches one) takes a lock
-/// to claim a serial arena: the one the thread claimed before in this epoch, else
-/// one no thread claimed, else a new one (with a first page of the size hint, 64
-/// KiB by default, growing to 1 MiB as a `OneWayAlloc`'s).
+/// **Cost.** The first thread to allocate after a [`reset`](Self::reset) (or after
+/// creation) claims the arena's *home* serial, which lives inside the arena: its
+/// allocations cost what they cost in a `OneWayAlloc` plus a comparison of the
+/// home's owner with the thread's identity (the thread pointer, on x86-64 Linux),
+/// with no atomic operation, no lock and no thread-local access. That is the case
+/// of one thread at a time, an async task's arena included (a task that moves to
+/// another worker thread mid-request uses a serial of that thread there). Other
+/// threads allocate at once in serials of their own, reached through an
+/// out-of-line call that reads a thread-local cache, again with no atomic operation
+/// and no lock. A thread's first allocation after a reset (or after it used another
+/// `SyncOneWayAlloc`, since each thread caches one) takes a lock to claim a serial:
+/// the one it claimed before in this epoch, else the home serial if no thread
+/// claimed it, else one no thread claimed, else a new one (with a first page of the
+/// size hint, 64 KiB by default, growing to 1 MiB as a `OneWayAlloc`'s).
 ///
 /// **Memory.** A block stays valid until `reset` or drop, whichever thread allocated
 /// it and whether that thread is still running. A serial arena claimed by a thread
-/// stays its own until `reset`, which frees every serial for any thread to claim,
-/// with every page kept: after a reset, threads reuse the pages of the previous
-/// round instead of obtaining new ones.
+/// stays its own until `reset` (a thread started after it exited may take its home
+/// serial over, as it would take over an exited thread's `thread_local!` memory),
+/// which frees every serial for any thread to claim, with every page kept: after a
+/// reset, threads reuse the pages of the previous round instead of obtaining new
+/// ones.
 ///
 /// **Freeing and growing.** `deallocate`, `grow` and `shrink` (of a `Vec` or a
 /// `Box` in the arena) work on the calling thread's serial arena: the most recent
@@ -247,9 +276,27 @@ impl<A: Allocator> Drop for Slot<A> {
 /// *x += 1;
 /// ```
 pub struct SyncOneWayAlloc<A: Allocator = Global> {
+    /// The identity ([`sync::thread_identity`]) of the thread that claimed the home
+    /// serial in this epoch, 0 if none: set once per epoch under the lock, cleared
+    /// by `reset` (`&mut self`). Read with `Relaxed` on the allocation path: the only
+    /// thread that can read its own identity here is the one that stored it, whose
+    /// program order orders its uses of the home, or a thread started after that
+    /// one exited and given the same identity. Such a thread takes the home over,
+    /// which is sound: the exited thread never uses it again, and everything it did
+    /// happens before the new thread starts, since the C library gives a thread's
+    /// control block (the thread pointer) or its thread-local block (the address
+    /// identity) to a new thread only after the old one is gone (joined, or its
+    /// exit seen through the kernel), and creating a thread synchronizes with its
+    /// start. (std's reentrant lock relied on the same property of thread-local
+    /// addresses for its owner, and Miri models it: reusing an address
+    /// synchronizes with its release.) Its memory stays valid as ever.
+    home_owner: sync::AtomicUsize,
+    /// The home serial: the first thread of each epoch allocates here, reached from
+    /// `&self` without a pointer. Dropped before `backing`.
+    home: Tracked<Serial<A>>,
     /// The current epoch's id: changed only through `&mut self`.
     epoch: u64,
-    /// Every serial arena, with its claim. Dropped before `backing`.
+    /// Every other serial arena, with its claim. Dropped before `backing`.
     slots: Mutex<Vec<Slot<A>>>,
     /// The backing allocator every serial shares. Dropped after `slots`.
     backing: BackingBox<A>,
@@ -267,9 +314,11 @@ pub struct SyncOneWayAlloc<A: Allocator = Global> {
 unsafe impl<A: Allocator + Send + Sync> Send for SyncOneWayAlloc<A> {}
 
 // SAFETY: through `&SyncOneWayAlloc`, each thread allocates in the serial it
-// claimed in this epoch, and no other thread touches that serial until the next
+// claimed in this epoch (the home serial, whose owner identity it matches, or one
+// of the list), and no other running thread touches that serial until the next
 // `reset` (claims change under the lock, and are dropped only by `reset`, which
-// holds `&mut self`): the serials' unsynchronized state is never shared. A serial
+// holds `&mut self`; see `home_owner` for a thread that inherits an exited
+// thread's identity): the serials' unsynchronized state is never shared. A serial
 // moves between threads (claimed by one, then after a reset by another), which the
 // lock orders; the backing allocator is shared by every serial (`A: Sync`). The
 // other `&self` calls read fields that change only through `&mut self`.
@@ -437,29 +486,23 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         let backing = BackingBox {
             ptr: NonNull::from(Box::leak(Box::new(backing))),
         };
-        let arena = SyncOneWayAlloc {
+        let home = make_serial::<A, E>(&backing, size_hint, heap, None)?;
+        Ok(SyncOneWayAlloc {
+            home_owner: sync::AtomicUsize::new(0),
+            home: Tracked::new(home),
             epoch: next_epoch(),
             slots: Mutex::new(Vec::new()),
             backing,
             size_hint,
             heap,
             limit: None,
-        };
-        let serial = arena.new_serial::<E>()?;
-        arena.lock().push(Slot {
-            serial,
-            owner: None,
-        });
-        Ok(arena)
+        })
     }
 
-    /// A new serial arena, with the arena's size hint, page source and limit.
+    /// A new serial arena of the list, with the arena's size hint, page source and
+    /// limit.
     fn new_serial<E: Failure>(&self) -> Result<NonNull<Tracked<Serial<A>>>, E> {
-        let backing = SharedBacking {
-            backing: self.backing.ptr,
-        };
-        let serial = OneWayAlloc::create_in::<E>(self.size_hint, backing, self.heap)?;
-        serial.set_limit(self.limit);
+        let serial = make_serial::<A, E>(&self.backing, self.size_hint, self.heap, self.limit)?;
         Ok(NonNull::from(Box::leak(Box::new(Tracked::new(serial)))))
     }
 
@@ -492,27 +535,72 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         }
     }
 
-    /// The calling thread's serial arena: the cached one, else claimed under the
-    /// lock.
+    /// The home serial if the calling thread claimed it in this epoch.
+    #[inline(always)]
+    fn home_serial(&self) -> Option<&Serial<A>> {
+        if self.home_owner.load(Ordering::Relaxed) == sync::thread_identity() {
+            Some(self.home.access())
+        } else {
+            None
+        }
+    }
+
+    /// The calling thread's serial arena: the home serial if it is the thread's,
+    /// else (out of line) the cached one or one claimed under the lock.
     #[inline(always)]
     fn serial<E: Failure>(&self) -> Result<&Serial<A>, E> {
+        match self.home_serial() {
+            Some(serial) => Ok(serial),
+            None => self.other_serial(),
+        }
+    }
+
+    /// The serial of a thread that does not own the home serial: the cached one,
+    /// else claimed under the lock. Out of line, so that the thread-local access
+    /// stays out of the code around every allocation.
+    #[inline(never)]
+    fn other_serial<E: Failure>(&self) -> Result<&Serial<A>, E> {
         match self.cached_serial() {
             Some(serial) => Ok(serial),
             None => self.claim(),
         }
     }
 
-    /// The slow path: finds the serial this thread claimed in this epoch, else
-    /// claims a free one, else creates one; caches it.
+    /// The calling thread's serial if it has one in this epoch (the home or its
+    /// cached one), without claiming: for `deallocate`.
+    #[inline(always)]
+    fn own_serial(&self) -> Option<&Serial<A>> {
+        match self.home_serial() {
+            Some(serial) => Some(serial),
+            None => self.cached_other_serial(),
+        }
+    }
+
+    /// [`cached_serial`](Self::cached_serial), out of line (see
+    /// [`other_serial`](Self::other_serial)).
+    #[inline(never)]
+    fn cached_other_serial(&self) -> Option<&Serial<A>> {
+        self.cached_serial()
+    }
+
+    /// The slow path: finds the serial of the list this thread claimed in this
+    /// epoch, else claims the home serial if no thread did, else a free serial of
+    /// the list, else creates one; caches a serial of the list.
     #[cold]
     #[inline(never)]
     fn claim<E: Failure>(&self) -> Result<&Serial<A>, E> {
         let me = sync::current_thread_id();
         let mut slots = self.lock();
-        let found = slots
-            .iter()
-            .position(|slot| slot.owner == Some(me))
-            .or_else(|| slots.iter().position(|slot| slot.owner.is_none()));
+        let mine = slots.iter().position(|slot| slot.owner == Some(me));
+        // Under the lock: the owner changes only here, under it, and through
+        // `&mut self`.
+        if mine.is_none() && self.home_owner.load(Ordering::Relaxed) == 0 {
+            self.home_owner
+                .store(sync::thread_identity(), Ordering::Relaxed);
+            drop(slots);
+            return Ok(self.home.access());
+        }
+        let found = mine.or_else(|| slots.iter().position(|slot| slot.owner.is_none()));
         let serial = match found {
             Some(i) => {
                 slots[i].owner = Some(me);
@@ -537,35 +625,41 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         Ok(unsafe { serial.as_ref() }.access())
     }
 
+    /// Every serial, exclusively: the home serial, then the list's.
+    fn serials_mut(&mut self) -> impl Iterator<Item = &mut Serial<A>> + '_ {
+        let home = self.home.access_mut();
+        let slots = self.slots.get_mut().unwrap_or_else(PoisonError::into_inner);
+        core::iter::once(home).chain(slots.iter_mut().map(|slot| {
+            // SAFETY: `&mut self` is held for as long as the iterator and its items
+            // live: no thread uses any serial (every reference to one borrows the
+            // arena), and the serial is alive (in the list).
+            unsafe { slot.serial.as_mut() }.access_mut()
+        }))
+    }
+
     /// Runs `f` on every serial, exclusively; if a call panics, on the others too
     /// while the panic unwinds.
     fn each_serial(&mut self, f: fn(&mut Serial<A>)) {
         /// The serials not visited yet, visited when dropped.
-        struct Rest<'a, A: Allocator>(core::slice::IterMut<'a, Slot<A>>, fn(&mut Serial<A>));
-        impl<A: Allocator> Drop for Rest<'_, A> {
+        struct Rest<I: Iterator, F: FnMut(I::Item)>(I, F);
+        impl<I: Iterator, F: FnMut(I::Item)> Drop for Rest<I, F> {
             fn drop(&mut self) {
-                for slot in &mut self.0 {
-                    // SAFETY: as in `each_serial`.
-                    (self.1)(unsafe { slot.serial.as_mut() }.access_mut());
+                for serial in &mut self.0 {
+                    (self.1)(serial);
                 }
             }
         }
-        let mut rest = Rest(self.slots_mut().iter_mut(), f);
-        for slot in rest.0.by_ref() {
-            // SAFETY: `&mut self` is held: no thread uses any serial (every
-            // reference to one borrows the arena), and the serial is alive (in the
-            // list).
-            f(unsafe { slot.serial.as_mut() }.access_mut());
+        let mut rest = Rest(self.serials_mut(), f);
+        for serial in rest.0.by_ref() {
+            f(serial);
         }
     }
 
     /// Sums `f` of every serial, through exclusive access.
     fn sum_serials(&mut self, mut f: impl FnMut(&Serial<A>) -> Stats) -> Stats {
         let mut total = Stats::default();
-        for slot in self.slots_mut().iter() {
-            // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
-            // list.
-            let stats = f(unsafe { slot.serial.as_ref() }.access());
+        for serial in self.serials_mut() {
+            let stats = f(serial);
             total.pages += stats.pages;
             total.capacity += stats.capacity;
             total.used += stats.used;
@@ -803,6 +897,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     pub fn reset(&mut self) {
         // The new epoch first: whatever happens below, no cache entry matches.
         self.epoch = next_epoch();
+        self.home_owner.store(0, Ordering::Relaxed);
         for slot in self.slots_mut() {
             slot.owner = None;
         }
@@ -845,10 +940,8 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// assert!(onewayalloc::SEPARATE_BLOCKS || arena.stats().capacity == 64 * 1024);
     /// ```
     pub fn trim(&mut self, keep: usize) {
-        for slot in self.slots_mut() {
-            // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
-            // list.
-            unsafe { slot.serial.as_mut() }.access_mut().trim(keep);
+        for serial in self.serials_mut() {
+            serial.trim(keep);
         }
     }
 
@@ -877,10 +970,8 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// ```
     pub fn set_limit(&mut self, limit: Option<usize>) {
         self.limit = limit;
-        for slot in self.slots_mut() {
-            // SAFETY: `&mut self` is held: no thread uses the serial, alive in the
-            // list.
-            unsafe { slot.serial.as_ref() }.access().set_limit(limit);
+        for serial in self.serials_mut() {
+            serial.set_limit(limit);
         }
     }
 
@@ -899,7 +990,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
 impl<A: Allocator> fmt::Debug for SyncOneWayAlloc<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SyncOneWayAlloc")
-            .field("serial_arenas", &self.lock().len())
+            .field("serial_arenas", &(1 + self.lock().len()))
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }
@@ -973,7 +1064,7 @@ macro_rules! impl_allocator {
             unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
                 // A thread without a serial in this epoch allocated nothing since:
                 // the block cannot be its most recent one; nothing to roll back.
-                let Some(serial) = self.cached_serial() else {
+                let Some(serial) = self.own_serial() else {
                     return;
                 };
                 #[cfg(onewayalloc_separate_blocks)]
@@ -1062,10 +1153,6 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// Every serial arena, through exclusive access: what the pool's policy reads
     /// (their pages) after the arena comes back (pool.rs).
     pub(crate) fn serial_arenas(&mut self) -> impl Iterator<Item = &Serial<A>> + '_ {
-        self.slots_mut().iter().map(|slot| {
-            // SAFETY: `&mut self` is held for as long as the iterator and its items
-            // live: no thread uses the serial, alive in the list.
-            unsafe { slot.serial.as_ref() }.access()
-        })
+        self.serials_mut().map(|serial| &*serial)
     }
 }

@@ -1,9 +1,11 @@
 //! Model tests of `SyncOneWayAlloc`'s synchronization with loom: every interleaving
-//! (up to loom's preemption bound) of the claim under the lock, the thread-local
-//! `(epoch, serial)` cache, `reset` releasing the claims, thread exit and drop.
+//! (up to loom's preemption bound) of the claim under the lock, the home serial's
+//! owner (an atomic the first claimer sets), the thread-local `(epoch, serial)`
+//! cache of the other threads, `reset` releasing the claims, thread exit and drop.
 //!
 //! Built with the library's primitives swapped for loom's (src/sync_arena/sync.rs):
-//! the lock, the thread ids and the thread-local cache are loom's, and each serial
+//! the lock, the home's owner, the thread ids and identities and the thread-local
+//! cache are loom's, and each serial
 //! arena records every use as a write to a loom cell, so loom reports any two uses of
 //! one serial by two threads that neither the lock nor a join orders (two threads
 //! in one serial at once) as a data race, besides the values checked here.
@@ -67,7 +69,8 @@ fn serial_arenas(arena: &SyncOneWayAlloc) -> usize {
 }
 
 /// Allocates `[tag; 4]` and then `tag` (the first allocation of a thread claims a
-/// serial, the second takes the cached one), checks both, and returns them.
+/// serial, the second finds it: the home serial by its owner, another one in the
+/// thread's cache), checks both, and returns them.
 fn allocate_twice(arena: &SyncOneWayAlloc, tag: u64) -> (Sent<[u64; 4]>, Sent<u64>) {
     let slice = arena.alloc([tag; 4]);
     let value = arena.alloc(tag);
@@ -212,5 +215,33 @@ fn a_thread_alternating_between_two_arenas_keeps_its_serial_in_each() {
             check(&again, 4);
         }
         assert_eq!(serial_arenas(&x), 2);
+    });
+}
+
+#[test]
+fn a_thread_outside_both_homes_alternates_through_its_cache() {
+    loom::model(|| {
+        let (x, y) = (Arc::new(arena()), Arc::new(arena()));
+        // Another thread allocates in both, racing this one for the home serials:
+        // in the interleavings where it claims both first, this thread allocates
+        // in serials of the lists, through its one-entry cache, which moves
+        // x -> y -> x (the second visit to `x` claims again under the lock and
+        // finds its own serial); in the others it owns one home or both.
+        let (x2, y2) = (Arc::clone(&x), Arc::clone(&y));
+        let homes = thread::spawn(move || (allocate_twice(&x2, 1), allocate_twice(&y2, 2)));
+        let first = allocate_twice(&x, 3);
+        let in_y = allocate_twice(&y, 4);
+        let again = allocate_twice(&x, 5);
+        let (in_x_home, in_y_home) = homes.join().unwrap();
+        // SAFETY: joined; both arenas are alive and not reset.
+        unsafe {
+            check(&in_x_home, 1);
+            check(&in_y_home, 2);
+            check(&first, 3);
+            check(&in_y, 4);
+            check(&again, 5);
+        }
+        assert_eq!(serial_arenas(&x), 2);
+        assert_eq!(serial_arenas(&y), 2);
     });
 }

@@ -19,6 +19,22 @@ const THREADS: usize = 4;
 /// Values per thread: small under Miri.
 const N: usize = if cfg!(miri) { 200 } else { 20_000 };
 
+/// Runs `work` on `threads` scoped threads that are all running at once: each waits
+/// for the others before it exits. Threads that run at the same time have serials
+/// of their own, whereas a thread started after another exited may take over that
+/// one's (see `threads_after_a_reset_reuse_the_serials_of_exited_threads`).
+fn at_once(threads: usize, work: impl Fn() + Sync) {
+    let all_done = Barrier::new(threads);
+    thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                work();
+                all_done.wait();
+            });
+        }
+    });
+}
+
 // ----- Markers ----------------------------------------------------------------------
 
 const _: () = {
@@ -111,13 +127,9 @@ fn threads_allocate_into_one_arena_at_once() {
 #[test]
 fn each_thread_sums_what_it_allocated() {
     let mut arena = SyncOneWayAlloc::new();
-    thread::scope(|s| {
-        for _ in 0..THREADS {
-            s.spawn(|| {
-                for _ in 0..10 {
-                    arena.alloc_bytes(112); // a multiple of the 16-byte alignment
-                }
-            });
+    at_once(THREADS, || {
+        for _ in 0..10 {
+            arena.alloc_bytes(112); // a multiple of the 16-byte alignment
         }
     });
     let stats = arena.stats();
@@ -231,6 +243,10 @@ fn a_block_freed_on_another_thread_is_left_in_place() {
 fn a_thread_whose_cache_moved_to_another_arena_still_frees_and_grows_correctly() {
     let a = SyncOneWayAlloc::new();
     let b = SyncOneWayAlloc::new();
+    // The main thread owns both home serials: the spawned thread's serials are in
+    // the lists, found through its one-entry thread-local cache.
+    a.alloc(0u8);
+    b.alloc(0u8);
     thread::scope(|s| {
         s.spawn(|| {
             let mut va: AVec<u32, &SyncOneWayAlloc> = AVec::new_in(&a);
@@ -280,18 +296,14 @@ fn a_panicking_destructor_still_resets_every_serial() {
 /// (64 KiB) of their serial arena.
 fn round<A: Allocator + Send + Sync>(arena: &SyncOneWayAlloc<A>) {
     let per_thread = if cfg!(miri) { 8 } else { 40 };
-    thread::scope(|s| {
-        for _ in 0..THREADS {
-            s.spawn(|| {
-                for i in 0..per_thread {
-                    let block = arena.alloc_bytes(9000);
-                    block[0].write(i as u8);
-                    block[8999].write(!(i as u8));
-                    // SAFETY: both bytes were just written.
-                    let ends = unsafe { (block[0].assume_init(), block[8999].assume_init()) };
-                    assert_eq!(ends, (i as u8, !(i as u8)));
-                }
-            });
+    at_once(THREADS, || {
+        for i in 0..per_thread {
+            let block = arena.alloc_bytes(9000);
+            block[0].write(i as u8);
+            block[8999].write(!(i as u8));
+            // SAFETY: both bytes were just written.
+            let ends = unsafe { (block[0].assume_init(), block[8999].assume_init()) };
+            assert_eq!(ends, (i as u8, !(i as u8)));
         }
     });
 }
@@ -358,26 +370,70 @@ fn values_from_exited_threads(arena: &SyncOneWayAlloc) -> (&[u64], &str) {
 #[test]
 fn threads_after_a_reset_reuse_the_serials_of_exited_threads() {
     let mut arena = SyncOneWayAlloc::new();
-    // Threads one after another: each claims a serial of its own for the epoch.
-    for _ in 0..3 {
-        thread::scope(|s| {
-            s.spawn(|| arena.alloc_bytes(100));
-        });
-    }
+    // Three threads allocating at once: each claims a serial of its own (the home
+    // serial and two of the list).
+    let all_allocated = Barrier::new(3);
+    thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                arena.alloc_bytes(100);
+                all_allocated.wait();
+            });
+        }
+    });
     let first = arena.stats();
     if !SEPARATE_BLOCKS {
         assert_eq!(first.pages, 3);
     }
     arena.reset();
+    // After the reset, threads one after another, each started after the previous
+    // one exited: each takes the home serial over (a thread started after the home's
+    // owner exited may have its identity) or claims a free one; none creates one.
+    // (112 bytes: a multiple of the 16-byte alignment, so no padding whether the
+    // threads share a serial or not.)
     for _ in 0..3 {
         thread::scope(|s| {
-            s.spawn(|| arena.alloc_bytes(100));
+            s.spawn(|| arena.alloc_bytes(112));
         });
     }
     let second = arena.stats();
     assert_eq!(second.pages, first.pages);
     assert_eq!(second.page_allocations, first.page_allocations);
-    assert_eq!(second.used, 300);
+    assert_eq!(second.used, 336);
+}
+
+/// The home serial's owner is one thread at a time: while the thread that claimed it
+/// runs, another thread allocates in a serial of its own, even when the two take
+/// turns (each allocation between the other's).
+#[test]
+fn the_home_serial_is_not_shared_by_two_running_threads() {
+    let mut arena = SyncOneWayAlloc::new();
+    let turn = Barrier::new(2);
+    let taking_turns = || {
+        let mut blocks = Vec::new();
+        for _ in 0..100 {
+            blocks.push(arena.alloc_layout(Layout::new::<u64>()).addr().get());
+            turn.wait();
+        }
+        blocks
+    };
+    let (mine, theirs) = thread::scope(|s| {
+        let a = s.spawn(taking_turns);
+        let b = s.spawn(taking_turns);
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    if !SEPARATE_BLOCKS {
+        // Each thread bumps through a page of its own: its blocks are 8 bytes apart.
+        for blocks in [&mine, &theirs] {
+            assert!(blocks.windows(2).all(|w| w[1] == w[0] + 8), "{blocks:?}");
+        }
+        assert_eq!(arena.stats().pages, 2);
+    }
+    let mut all: Vec<usize> = mine.into_iter().chain(theirs).collect();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 200);
+    assert_eq!(arena.stats().used, 1600);
 }
 
 #[test]
@@ -470,10 +526,8 @@ unsafe impl Allocator for ArcBacking {
 #[test]
 fn the_size_hint_sizes_every_serials_first_page() {
     let mut arena = SyncOneWayAlloc::with_size_hint(300_000);
-    thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| arena.alloc_bytes(300_000));
-        }
+    at_once(2, || {
+        arena.alloc_bytes(300_000);
     });
     let stats = arena.stats();
     if !SEPARATE_BLOCKS {
@@ -488,13 +542,9 @@ fn the_size_hint_sizes_every_serials_first_page() {
 fn the_limit_bounds_each_threads_share() {
     let mut arena = SyncOneWayAlloc::new();
     arena.set_limit(Some(256 * 1024));
-    thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| {
-                assert!(arena.try_alloc_bytes(100_000).is_ok());
-                assert!(arena.try_alloc_bytes(300_000).is_err());
-            });
-        }
+    at_once(2, || {
+        assert!(arena.try_alloc_bytes(100_000).is_ok());
+        assert!(arena.try_alloc_bytes(300_000).is_err());
     });
     assert!(arena.stats().capacity <= 2 * 256 * 1024);
     assert_eq!(arena.limit(), Some(256 * 1024));

@@ -12,6 +12,11 @@ pub(super) use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(super) use std::sync::{Mutex, MutexGuard};
 
+#[cfg(not(loom))]
+pub(super) use core::sync::atomic::AtomicUsize;
+#[cfg(loom)]
+pub(super) use loom::sync::atomic::AtomicUsize;
+
 #[cfg(loom)]
 pub(super) use loom::thread::ThreadId;
 #[cfg(not(loom))]
@@ -24,6 +29,68 @@ pub(super) fn current_thread_id() -> ThreadId {
     return loom::thread::current().id();
     #[cfg(not(loom))]
     return std::thread::current().id();
+}
+
+/// The calling thread's identity for the arena's home serial: never 0, and never
+/// the same for two threads that run at the same time. A thread started after
+/// another exited may get the exited one's identity (see `SyncOneWayAlloc`'s
+/// `home_owner` for why that is sound).
+///
+/// On x86-64 Linux it is the thread pointer, one instruction without a call or a
+/// register held for the thread-local block's offset (the `thread_local!` access
+/// of a library costs one of each in the code around every allocation); elsewhere
+/// (Miri included) the address of a thread-local; under loom, a number given to
+/// each loom thread once (loom's threads share one OS thread).
+#[inline(always)]
+pub(super) fn thread_identity() -> usize {
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_os = "linux",
+        target_pointer_width = "64",
+        not(miri),
+        not(loom)
+    ))]
+    {
+        let thread_pointer: usize;
+        // SAFETY: the x86-64 ELF thread-local storage ABI (which glibc and musl
+        // follow) has every thread's %fs base point to its thread control block,
+        // whose first word is the block's own address: a read of one word of the
+        // calling thread's own memory, with no other effect.
+        unsafe {
+            core::arch::asm!(
+                "mov {}, qword ptr fs:[0]",
+                out(reg) thread_pointer,
+                options(nostack, preserves_flags, readonly),
+            );
+        }
+        thread_pointer
+    }
+    #[cfg(all(
+        not(loom),
+        not(all(
+            target_arch = "x86_64",
+            target_os = "linux",
+            target_pointer_width = "64",
+            not(miri)
+        ))
+    ))]
+    {
+        std::thread_local! {
+            /// One byte per thread, whose address is the thread's identity.
+            static IDENTITY: u8 = const { 0 };
+        }
+        IDENTITY.with(|byte| ptr::from_ref(byte).addr())
+    }
+    #[cfg(loom)]
+    {
+        /// The next loom thread's identity (a plain std atomic: only uniqueness
+        /// matters, across every model run).
+        static NEXT: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(1);
+        loom::thread_local! {
+            static IDENTITY: usize = NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        }
+        IDENTITY.with(|identity| *identity)
+    }
 }
 
 #[cfg(not(loom))]
