@@ -411,7 +411,7 @@ macro_rules! delegate {
         pub fn $name<$($generic)*>(&self, $($arg: $ty),*) -> $ret
         where $($bound)*
         {
-            infallible(self.serial::<Infallible>()).$name($($arg),*)
+            infallible(self.on_serial::<Infallible, _>(move |serial| serial.$name($($arg),*)))
         }
     };
     (@fn fallible [$($doc:tt)*] [$($ex:tt)*] $name:ident [$($generic:tt)*] ($($arg:ident: $ty:ty),*) -> $ret:ty
@@ -426,7 +426,7 @@ macro_rules! delegate {
         pub fn $name<$($generic)*>(&self, $($arg: $ty),*) -> $ret
         where $($bound)*
         {
-            self.serial::<AllocError>()?.$name($($arg),*)
+            self.on_serial::<AllocError, _>(move |serial| serial.$name($($arg),*))?
         }
     };
 }
@@ -545,25 +545,33 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         }
     }
 
-    /// The calling thread's serial arena: the home serial if it is the thread's,
-    /// else (out of line) the cached one or one claimed under the lock.
+    /// `call` on the calling thread's serial arena: inline on the home serial if it
+    /// is the thread's (the `OneWayAlloc` call on a field of `self`), else out of
+    /// line on the thread's cached serial or one claimed under the lock.
     #[inline(always)]
-    fn serial<E: Failure>(&self) -> Result<&Serial<A>, E> {
+    fn on_serial<'s, E: Failure, R>(
+        &'s self,
+        call: impl FnOnce(&'s Serial<A>) -> R,
+    ) -> Result<R, E> {
         match self.home_serial() {
-            Some(serial) => Ok(serial),
-            None => self.other_serial(),
+            Some(home) => Ok(call(home)),
+            None => self.on_other_serial(call),
         }
     }
 
-    /// The serial of a thread that does not own the home serial: the cached one,
-    /// else claimed under the lock. Out of line, so that the thread-local access
-    /// stays out of the code around every allocation.
+    /// [`on_serial`](Self::on_serial) for a thread that does not own the home
+    /// serial. Out of line, call included, so that neither the thread-local access
+    /// nor a second copy of the call is in the code around every allocation.
     #[inline(never)]
-    fn other_serial<E: Failure>(&self) -> Result<&Serial<A>, E> {
-        match self.cached_serial() {
-            Some(serial) => Ok(serial),
-            None => self.claim(),
-        }
+    fn on_other_serial<'s, E: Failure, R>(
+        &'s self,
+        call: impl FnOnce(&'s Serial<A>) -> R,
+    ) -> Result<R, E> {
+        let serial = match self.cached_serial() {
+            Some(serial) => serial,
+            None => self.claim()?,
+        };
+        Ok(call(serial))
     }
 
     /// The calling thread's serial if it has one in this epoch (the home or its
@@ -1057,7 +1065,7 @@ macro_rules! impl_allocator {
         unsafe impl<A: Allocator> $trait for &SyncOneWayAlloc<A> {
             #[inline(always)]
             fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, $error> {
-                <&Serial<A> as $trait>::allocate(&self.serial::<$error>()?, layout)
+                self.on_serial::<$error, _>(|serial| <&Serial<A> as $trait>::allocate(&serial, layout))?
             }
 
             #[inline]
@@ -1083,15 +1091,16 @@ macro_rules! impl_allocator {
                 old_layout: Layout,
                 new_layout: Layout,
             ) -> Result<NonNull<[u8]>, $error> {
-                let serial = self.serial::<$error>()?;
-                #[cfg(onewayalloc_separate_blocks)]
-                if foreign(serial, ptr, old_layout) {
-                    // SAFETY: the trait's contract: `ptr` is live with `old_layout`.
-                    return unsafe { move_foreign(serial, ptr, old_layout, new_layout) };
-                }
-                // SAFETY: the trait's contract; see the impl's comment for a block
-                // of another serial.
-                unsafe { <&Serial<A> as $trait>::grow(&serial, ptr, old_layout, new_layout) }
+                self.on_serial::<$error, _>(|serial| {
+                    #[cfg(onewayalloc_separate_blocks)]
+                    if foreign(serial, ptr, old_layout) {
+                        // SAFETY: the trait's contract: `ptr` is live with `old_layout`.
+                        return unsafe { move_foreign(serial, ptr, old_layout, new_layout) };
+                    }
+                    // SAFETY: the trait's contract; see the impl's comment for a
+                    // block of another serial.
+                    unsafe { <&Serial<A> as $trait>::grow(&serial, ptr, old_layout, new_layout) }
+                })?
             }
 
             #[inline]
@@ -1119,21 +1128,22 @@ macro_rules! impl_allocator {
                 old_layout: Layout,
                 new_layout: Layout,
             ) -> Result<NonNull<[u8]>, $error> {
-                let serial = self.serial::<$error>()?;
-                #[cfg(onewayalloc_separate_blocks)]
-                if foreign(serial, ptr, old_layout) {
-                    if new_layout.size() == 0 {
-                        return Ok(NonNull::slice_from_raw_parts(
-                            crate::engine::arith::dangling(new_layout.align()),
-                            0,
-                        ));
+                self.on_serial::<$error, _>(|serial| {
+                    #[cfg(onewayalloc_separate_blocks)]
+                    if foreign(serial, ptr, old_layout) {
+                        if new_layout.size() == 0 {
+                            return Ok(NonNull::slice_from_raw_parts(
+                                crate::engine::arith::dangling(new_layout.align()),
+                                0,
+                            ));
+                        }
+                        // SAFETY: the trait's contract: `ptr` is live with `old_layout`.
+                        return unsafe { move_foreign(serial, ptr, old_layout, new_layout) };
                     }
-                    // SAFETY: the trait's contract: `ptr` is live with `old_layout`.
-                    return unsafe { move_foreign(serial, ptr, old_layout, new_layout) };
-                }
-                // SAFETY: the trait's contract; see the impl's comment for a block
-                // of another serial.
-                unsafe { <&Serial<A> as $trait>::shrink(&serial, ptr, old_layout, new_layout) }
+                    // SAFETY: the trait's contract; see the impl's comment for a
+                    // block of another serial.
+                    unsafe { <&Serial<A> as $trait>::shrink(&serial, ptr, old_layout, new_layout) }
+                })?
             }
         }
     };
