@@ -560,9 +560,11 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     }
 
     /// [`on_serial`](Self::on_serial) for a thread that does not own the home
-    /// serial. Out of line, call included, so that neither the thread-local access
-    /// nor a second copy of the call is in the code around every allocation.
-    #[inline(never)]
+    /// serial: its cached serial (a thread-local read), else one claimed under the
+    /// lock (out of line). Inline: an out-of-line call here costs the threads
+    /// that allocate at once more than the code it keeps out of the home's path
+    /// (measured: `harness sync-arena`'s two-thread rows, 1.7 against 1.1 ns).
+    #[inline(always)]
     fn on_other_serial<'s, E: Failure, R>(
         &'s self,
         call: impl FnOnce(&'s Serial<A>) -> R,
@@ -584,8 +586,9 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         }
     }
 
-    /// [`cached_serial`](Self::cached_serial), out of line (see
-    /// [`other_serial`](Self::other_serial)).
+    /// [`cached_serial`](Self::cached_serial), out of line: inline in `deallocate`,
+    /// the thread-local access took a register in the code around every drop (the
+    /// harness's context query: 20.4 M instructions against 18.4 M, Callgrind).
     #[inline(never)]
     fn cached_other_serial(&self) -> Option<&Serial<A>> {
         self.cached_serial()
