@@ -22,14 +22,18 @@ const N: usize = if cfg!(miri) { 200 } else { 20_000 };
 /// Runs `work` on `threads` scoped threads that are all running at once: each waits
 /// for the others before it exits. Threads that run at the same time have serials
 /// of their own, whereas a thread started after another exited may take over that
-/// one's (see `threads_after_a_reset_reuse_the_serials_of_exited_threads`).
+/// one's (see `threads_after_a_reset_reuse_the_serials_of_exited_threads`). A
+/// panic in `work` still reaches the barrier first, so the others do not hang.
 fn at_once(threads: usize, work: impl Fn() + Sync) {
     let all_done = Barrier::new(threads);
     thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                work();
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&work));
                 all_done.wait();
+                if let Err(panic) = done {
+                    std::panic::resume_unwind(panic);
+                }
             });
         }
     });
