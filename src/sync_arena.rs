@@ -926,10 +926,10 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     /// let mut arena = onewayalloc::SyncOneWayAlloc::new();
     /// std::thread::scope(|s| {
     ///     for _ in 0..2 {
-    ///         s.spawn(|| arena.alloc_bytes(1000));
+    ///         s.spawn(|| arena.alloc_bytes(1008)); // a multiple of the alignment, 16
     ///     }
     /// });
-    /// assert_eq!(arena.stats().used, 2000);
+    /// assert_eq!(arena.stats().used, 2016);
     /// ```
     pub fn stats(&mut self) -> Stats {
         self.sum_serials(|serial| serial.stats())
