@@ -9,10 +9,10 @@
 //! match, bumps in the home serial exactly as a `OneWayAlloc` bumps in itself, with
 //! no atomic read-modify-write, no thread-local access and no pointer to follow. That
 //! is the case of one thread at a time (an async task's arena). Every other thread
-//! goes through an out-of-line path: a thread-local cache holds the thread's serial
-//! for one arena and epoch; on a hit it bumps in that serial, again with no atomic
-//! operation; a miss takes a lock over the list to find the serial the thread
-//! claimed, claim the home serial or a free one, or create one.
+//! goes on, after that comparison, to a thread-local cache that holds the thread's
+//! serial for one arena and epoch; on a hit it bumps in that serial, again with no
+//! atomic operation; a miss takes a lock (out of line) over the list to find the
+//! serial the thread claimed, claim the home serial or a free one, or create one.
 //!
 //! Epoch ids come from one global counter and are never reused, so the cache entry
 //! of an arena that was reset or dropped never matches again. `reset` and drop take
@@ -219,9 +219,8 @@ impl<A: Allocator> Drop for Slot<A> {
 /// with no atomic operation, no lock and no thread-local access. That is the case
 /// of one thread at a time, an async task's arena included (a task that moves to
 /// another worker thread mid-request uses a serial of that thread there). Other
-/// threads allocate at once in serials of their own, reached through an
-/// out-of-line call that reads a thread-local cache, again with no atomic operation
-/// and no lock. A thread's first allocation after a reset (or after it used another
+/// threads allocate at once in serials of their own, found after that comparison
+/// in a thread-local cache, again with no atomic operation and no lock. A thread's first allocation after a reset (or after it used another
 /// `SyncOneWayAlloc`, since each thread caches one) takes a lock to claim a serial:
 /// the one it claimed before in this epoch, else the home serial if no thread
 /// claimed it, else one no thread claimed, else a new one (with a first page of the
