@@ -7,6 +7,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_separate_blocks)");
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_sanitizer)");
     println!("cargo::rustc-check-cfg=cfg(onewayalloc_page_heap)");
+    println!("cargo::rustc-check-cfg=cfg(onewayalloc_tsan)");
     // The loom model tests of `SyncOneWayAlloc` (tests/loom_sync_arena.rs).
     println!("cargo::rustc-check-cfg=cfg(loom)");
     println!("cargo::rerun-if-changed=build.rs");
@@ -19,6 +20,12 @@ fn main() {
     let asan = sanitizers
         .split(',')
         .any(|sanitizer| sanitizer == "address");
+    // ThreadSanitizer: `SyncOneWayAlloc` identifies threads by a number never
+    // reused (src/sync_arena/sync.rs), since TSan cannot see the C library's lock
+    // that orders a thread's exit before another thread gets its thread pointer.
+    if sanitizers.split(',').any(|sanitizer| sanitizer == "thread") {
+        println!("cargo::rustc-cfg=onewayalloc_tsan");
+    }
     let feature = std::env::var_os("CARGO_FEATURE_SEPARATE_BLOCKS").is_some();
     if asan || feature {
         println!("cargo::rustc-cfg=onewayalloc_separate_blocks");

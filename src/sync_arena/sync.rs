@@ -40,7 +40,11 @@ pub(super) fn current_thread_id() -> ThreadId {
 /// register held for the thread-local block's offset (the `thread_local!` access
 /// of a library costs one of each in the code around every allocation); elsewhere
 /// (Miri included) the address of a thread-local; under loom, a number given to
-/// each loom thread once (loom's threads share one OS thread).
+/// each loom thread once (loom's threads share one OS thread). Under
+/// ThreadSanitizer, a number given to each thread once: a detached thread's
+/// control block goes to the next new thread under a lock inside the C library,
+/// which TSan does not see, so it would report the new thread's use of the home
+/// serial as a race with the exited thread's.
 #[inline(always)]
 pub(super) fn thread_identity() -> usize {
     #[cfg(all(
@@ -48,7 +52,8 @@ pub(super) fn thread_identity() -> usize {
         target_os = "linux",
         target_pointer_width = "64",
         not(miri),
-        not(loom)
+        not(loom),
+        not(onewayalloc_tsan)
     ))]
     {
         let thread_pointer: usize;
@@ -67,6 +72,7 @@ pub(super) fn thread_identity() -> usize {
     }
     #[cfg(all(
         not(loom),
+        not(onewayalloc_tsan),
         not(all(
             target_arch = "x86_64",
             target_os = "linux",
@@ -80,6 +86,21 @@ pub(super) fn thread_identity() -> usize {
             static IDENTITY: u8 = const { 0 };
         }
         IDENTITY.with(|byte| ptr::from_ref(byte).addr())
+    }
+    #[cfg(all(onewayalloc_tsan, not(loom)))]
+    {
+        /// The next thread's identity (only uniqueness matters).
+        static NEXT: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(1);
+        std::thread_local! {
+            /// This thread's identity, 0 until its first use.
+            static IDENTITY: Cell<usize> = const { Cell::new(0) };
+        }
+        IDENTITY.with(|identity| {
+            if identity.get() == 0 {
+                identity.set(NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
+            }
+            identity.get()
+        })
     }
     #[cfg(loom)]
     {
