@@ -284,9 +284,12 @@ pub struct SyncOneWayAlloc<A: Allocator = Global> {
     /// which is sound: the exited thread never uses it again, and everything it did
     /// happens before the new thread starts, since the C library gives a thread's
     /// control block (the thread pointer) or its thread-local block (the address
-    /// identity) to a new thread only after the old one is gone (joined, or its
-    /// exit seen through the kernel), and creating a thread synchronizes with its
-    /// start. (std's reentrant lock relied on the same property of thread-local
+    /// identity) to a new thread only after the old one is gone: the joiner, or a
+    /// detached thread itself on its way out, puts the block in glibc's stack
+    /// cache under a lock that the next `pthread_create` takes to reuse it, and
+    /// creating a thread synchronizes with its start. (ThreadSanitizer does not see
+    /// that lock, so its builds use identities never reused: see
+    /// [`sync::thread_identity`].) (std's reentrant lock relied on the same property of thread-local
     /// addresses for its owner, and Miri models it: reusing an address
     /// synchronizes with its release.) Its memory stays valid as ever.
     home_owner: sync::AtomicUsize,
