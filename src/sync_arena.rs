@@ -8,11 +8,15 @@
 //! thread's identity (on x86-64 Linux the thread pointer, one instruction) and, on a
 //! match, bumps in the home serial exactly as a `OneWayAlloc` bumps in itself, with
 //! no atomic read-modify-write, no thread-local access and no pointer to follow. That
-//! is the case of one thread at a time (an async task's arena). Every other thread
-//! goes on, after that comparison, to a thread-local cache that holds the thread's
-//! serial for one arena and epoch; on a hit it bumps in that serial, again with no
-//! atomic operation; a miss takes a lock (out of line) over the list to find the
-//! serial the thread claimed, claim the home serial or a free one, or create one.
+//! is the case of one thread at a time (an async task's arena). A *second home*
+//! serial, also inside the arena but made only when a second thread first claims
+//! it, serves the next thread the same way, after a second comparison: two threads
+//! at once (two workers, or a task that moved once) both bump at a fixed offset
+//! from `self` (second_home.rs says why that matters). Every other thread goes on
+//! to a thread-local cache that holds the thread's serial for one arena and epoch;
+//! on a hit it bumps in that serial, again with no atomic operation; a miss takes
+//! a lock (out of line) over the list to find the serial the thread claimed, claim
+//! a home serial or a free one, or create one.
 //!
 //! Epoch ids come from one global counter and are never reused, so the cache entry
 //! of an arena that was reset or dropped never matches again. `reset` and drop take
@@ -44,7 +48,9 @@ use crate::engine::failure::{Failure, infallible};
 use crate::engine::page_heap::HeapUse;
 use crate::stats::Stats;
 
+mod second_home;
 mod sync;
+use second_home::{Claimable, SecondHome};
 use sync::{Mutex, MutexGuard, ThreadId, Tracked};
 
 /// One serial arena: a whole single-threaded arena whose pages come from the outer
@@ -217,19 +223,21 @@ impl<A: Allocator> Drop for Slot<A> {
 /// allocations cost what they cost in a `OneWayAlloc` plus a comparison of the
 /// home's owner with the thread's identity (the thread pointer, on x86-64 Linux),
 /// with no atomic operation, no lock and no thread-local access. That is the case
-/// of one thread at a time, an async task's arena included (a task that moves to
-/// another worker thread mid-request uses a serial of that thread there). Other
-/// threads allocate at once in serials of their own, found after that comparison
-/// in a thread-local cache, again with no atomic operation and no lock. A thread's first allocation after a reset (or after it used another
-/// `SyncOneWayAlloc`, since each thread caches one) takes a lock to claim a serial:
-/// the one it claimed before in this epoch, else the home serial if no thread
-/// claimed it, else one no thread claimed, else a new one (with a first page of the
-/// size hint, 64 KiB by default, growing to 1 MiB as a `OneWayAlloc`'s).
+/// of one thread at a time, an async task's arena included. The second thread to
+/// allocate at once (or the worker a task moved to) claims the *second home*, also
+/// inside the arena, made when first claimed: one comparison more. Further threads
+/// allocate at once in serials of their own, found after those comparisons in a
+/// thread-local cache, again with no atomic operation and no lock. A thread's
+/// first allocation after a reset (or after it used another `SyncOneWayAlloc`,
+/// since each thread caches one) takes a lock to claim a serial: the one it
+/// claimed before in this epoch, else a home serial if no thread claimed it, else
+/// one no thread claimed, else a new one (with a first page of the size hint, 64
+/// KiB by default, growing to 1 MiB as a `OneWayAlloc`'s).
 ///
 /// **Memory.** A block stays valid until `reset` or drop, whichever thread allocated
 /// it and whether that thread is still running. A serial arena claimed by a thread
 /// stays its own until `reset` (a thread started after it exited may take its home
-/// serial over, as it would take over an exited thread's `thread_local!` memory),
+/// serials over, as it would take over an exited thread's `thread_local!` memory),
 /// which frees every serial for any thread to claim, with every page kept: after a
 /// reset, threads reuse the pages of the previous round instead of obtaining new
 /// ones.
@@ -296,6 +304,13 @@ pub struct SyncOneWayAlloc<A: Allocator = Global> {
     /// The home serial: the first thread of each epoch allocates here, reached from
     /// `&self` without a pointer. Dropped before `backing`.
     home: Tracked<Serial<A>>,
+    /// The identity of the thread that claimed the second home serial in this
+    /// epoch, 0 if none: as `home_owner` (set under the lock once the serial is
+    /// made, cleared by `reset`), for a second thread.
+    second_owner: sync::AtomicUsize,
+    /// The second home serial, made by the first thread that claims it: a second
+    /// thread allocates here as the first does in `home`. Dropped before `backing`.
+    second: SecondHome<A>,
     /// The current epoch's id: changed only through `&mut self`.
     epoch: u64,
     /// Every other serial arena, with its claim. Dropped before `backing`.
@@ -316,11 +331,13 @@ pub struct SyncOneWayAlloc<A: Allocator = Global> {
 unsafe impl<A: Allocator + Send + Sync> Send for SyncOneWayAlloc<A> {}
 
 // SAFETY: through `&SyncOneWayAlloc`, each thread allocates in the serial it
-// claimed in this epoch (the home serial, whose owner identity it matches, or one
-// of the list), and no other running thread touches that serial until the next
-// `reset` (claims change under the lock, and are dropped only by `reset`, which
-// holds `&mut self`; see `home_owner` for a thread that inherits an exited
-// thread's identity): the serials' unsynchronized state is never shared. A serial
+// claimed in this epoch (the home serial or the second home, whose owner identity
+// it matches, or one of the list), and no other running thread touches that serial
+// until the next `reset` (claims change under the lock, and are dropped only by
+// `reset`, which holds `&mut self`; see `home_owner` for a thread that inherits an
+// exited thread's identity; the second home is written, when made, by the one
+// thread that marked it as being made under the lock, before its owner is set):
+// the serials' unsynchronized state is never shared. A serial
 // moves between threads (claimed by one, then after a reset by another), which the
 // lock orders; the backing allocator is shared by every serial (`A: Sync`). The
 // other `&self` calls read fields that change only through `&mut self`.
@@ -492,6 +509,8 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         Ok(SyncOneWayAlloc {
             home_owner: sync::AtomicUsize::new(0),
             home: Tracked::new(home),
+            second_owner: sync::AtomicUsize::new(0),
+            second: SecondHome::new(),
             epoch: next_epoch(),
             slots: Mutex::new(Vec::new()),
             backing,
@@ -537,68 +556,86 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         }
     }
 
-    /// The home serial if the calling thread claimed it in this epoch.
+    /// The second home serial if the thread whose identity is `me` claimed it in
+    /// this epoch.
     #[inline(always)]
-    fn home_serial(&self) -> Option<&Serial<A>> {
-        if self.home_owner.load(Ordering::Relaxed) == sync::thread_identity() {
-            Some(self.home.access())
+    fn second_serial(&self, me: usize) -> Option<&Serial<A>> {
+        if self.second_owner.load(Ordering::Relaxed) == me {
+            // SAFETY: a nonzero owner is stored only once the serial is made (under
+            // the lock, `claim_second`) and cleared by `reset`; `me` is the calling
+            // thread's identity, so it claimed the second home (or inherited it from
+            // an exited thread: see `home_owner`), and no other running thread uses
+            // that serial.
+            Some(unsafe { self.second.get() })
         } else {
             None
         }
     }
 
-    /// `call` on the calling thread's serial arena: inline on the home serial if it
-    /// is the thread's (the `OneWayAlloc` call on a field of `self`), else out of
-    /// line on the thread's cached serial or one claimed under the lock.
+    /// `call` on the calling thread's serial arena: on the home serial if it is the
+    /// thread's (the `OneWayAlloc` call on a field of `self`), else on the second
+    /// home, the thread's cached serial or one claimed under the lock (out of line).
     #[inline(always)]
     fn on_serial<'s, E: Failure, R>(
         &'s self,
         call: impl FnOnce(&'s Serial<A>) -> R,
     ) -> Result<R, E> {
-        match self.home_serial() {
-            Some(home) => Ok(call(home)),
-            None => self.on_other_serial(call),
+        let me = sync::thread_identity();
+        if self.home_owner.load(Ordering::Relaxed) == me {
+            return Ok(call(self.home.access()));
         }
+        self.on_other_serial(me, call)
     }
 
     /// [`on_serial`](Self::on_serial) for a thread that does not own the home
-    /// serial: its cached serial (a thread-local read), else one claimed under the
-    /// lock (out of line). Inline: an out-of-line call here costs the threads
-    /// that allocate at once more than the code it keeps out of the home's path
-    /// (measured: `harness sync-arena`'s two-thread rows, 1.7 against 1.1 ns).
+    /// serial: the second home if it is the thread's, else its cached serial (a
+    /// thread-local read), else one claimed under the lock (out of line). Inline:
+    /// an out-of-line call here costs the threads that allocate at once more than
+    /// the code it keeps out of the home's path (measured: `harness sync-arena`'s
+    /// two-thread rows, 1.7 against 1.1 ns). One `call` for the second home and the
+    /// cache, through the serial chosen: a third copy of `call` made the harness's
+    /// context query 18.74 M instructions a query against 18.35 M (Callgrind), LLVM
+    /// no longer inlining a caller's `alloc` of a large value.
     #[inline(always)]
     fn on_other_serial<'s, E: Failure, R>(
         &'s self,
+        me: usize,
         call: impl FnOnce(&'s Serial<A>) -> R,
     ) -> Result<R, E> {
-        let serial = match self.cached_serial() {
+        let serial = match self.second_serial(me) {
             Some(serial) => serial,
-            None => self.claim()?,
+            None => match self.cached_serial() {
+                Some(serial) => serial,
+                None => self.claim()?,
+            },
         };
         Ok(call(serial))
     }
 
-    /// The calling thread's serial if it has one in this epoch (the home or its
+    /// The calling thread's serial if it has one in this epoch (a home or its
     /// cached one), without claiming: for `deallocate`.
     #[inline(always)]
     fn own_serial(&self) -> Option<&Serial<A>> {
-        match self.home_serial() {
-            Some(serial) => Some(serial),
-            None => self.cached_other_serial(),
+        let me = sync::thread_identity();
+        if self.home_owner.load(Ordering::Relaxed) == me {
+            return Some(self.home.access());
         }
+        self.other_own_serial(me)
     }
 
-    /// [`cached_serial`](Self::cached_serial), out of line: inline in `deallocate`,
-    /// the thread-local access took a register in the code around every drop (the
-    /// harness's context query: 20.4 M instructions against 18.4 M, Callgrind).
+    /// [`own_serial`](Self::own_serial) past the home: the second home, else the
+    /// cached serial. Out of line: inline in `deallocate`, the thread-local access
+    /// took a register in the code around every drop (the harness's context query:
+    /// 20.4 M instructions against 18.4 M, Callgrind).
     #[inline(never)]
-    fn cached_other_serial(&self) -> Option<&Serial<A>> {
-        self.cached_serial()
+    fn other_own_serial(&self, me: usize) -> Option<&Serial<A>> {
+        self.second_serial(me).or_else(|| self.cached_serial())
     }
 
     /// The slow path: finds the serial of the list this thread claimed in this
-    /// epoch, else claims the home serial if no thread did, else a free serial of
-    /// the list, else creates one; caches a serial of the list.
+    /// epoch, else claims the home serial if no thread did, else the second home
+    /// (making it if nobody did), else a free serial of the list, else creates one;
+    /// caches a serial of the list.
     #[cold]
     #[inline(never)]
     fn claim<E: Failure>(&self) -> Result<&Serial<A>, E> {
@@ -612,6 +649,24 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
                 .store(sync::thread_identity(), Ordering::Relaxed);
             drop(slots);
             return Ok(self.home.access());
+        }
+        if mine.is_none() && self.second_owner.load(Ordering::Relaxed) == 0 {
+            match self.second.claimable() {
+                Claimable::Made => {
+                    self.second_owner
+                        .store(sync::thread_identity(), Ordering::Relaxed);
+                    drop(slots);
+                    // SAFETY: made, and this thread now owns it (under the lock).
+                    return Ok(unsafe { self.second.get() });
+                }
+                Claimable::Absent => {
+                    self.second.begin();
+                    drop(slots);
+                    return self.make_second();
+                }
+                // Another thread is making it: a serial of the list.
+                Claimable::Busy => {}
+            }
         }
         let found = mine.or_else(|| slots.iter().position(|slot| slot.owner.is_none()));
         let serial = match found {
@@ -638,16 +693,51 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         Ok(unsafe { serial.as_ref() }.access())
     }
 
-    /// Every serial, exclusively: the home serial, then the list's.
+    /// Makes the second home serial, which the calling thread marked as its to make
+    /// (under the lock), and claims it. Outside the lock: the backing allocator may
+    /// take its time, or allocate in this very arena (on this thread: that claim
+    /// sees the second home busy and takes a serial of the list). If making it
+    /// fails or panics, the second home is left for another thread to make.
+    #[cold]
+    #[inline(never)]
+    fn make_second<E: Failure>(&self) -> Result<&Serial<A>, E> {
+        /// Gives the second home up unless forgotten.
+        struct GiveUp<'a, A: Allocator>(&'a SyncOneWayAlloc<A>);
+        impl<A: Allocator> Drop for GiveUp<'_, A> {
+            fn drop(&mut self) {
+                let _slots = self.0.lock();
+                self.0.second.abandon();
+            }
+        }
+        let give_up = GiveUp(self);
+        let serial = make_serial::<A, E>(&self.backing, self.size_hint, self.heap, self.limit)?;
+        // SAFETY: this thread marked the second home as being made (`begin`, under
+        // the lock), and nothing filled or abandoned it since.
+        unsafe { self.second.fill(serial) };
+        core::mem::forget(give_up);
+        let slots = self.lock();
+        self.second.finish();
+        self.second_owner
+            .store(sync::thread_identity(), Ordering::Relaxed);
+        drop(slots);
+        // SAFETY: made, and this thread owns it (under the lock).
+        Ok(unsafe { self.second.get() })
+    }
+
+    /// Every serial, exclusively: the home serial, the second home if it was made,
+    /// then the list's.
     fn serials_mut(&mut self) -> impl Iterator<Item = &mut Serial<A>> + '_ {
         let home = self.home.access_mut();
+        let second = self.second.get_mut();
         let slots = self.slots.get_mut().unwrap_or_else(PoisonError::into_inner);
-        core::iter::once(home).chain(slots.iter_mut().map(|slot| {
-            // SAFETY: `&mut self` is held for as long as the iterator and its items
-            // live: no thread uses any serial (every reference to one borrows the
-            // arena), and the serial is alive (in the list).
-            unsafe { slot.serial.as_mut() }.access_mut()
-        }))
+        core::iter::once(home)
+            .chain(second)
+            .chain(slots.iter_mut().map(|slot| {
+                // SAFETY: `&mut self` is held for as long as the iterator and its items
+                // live: no thread uses any serial (every reference to one borrows the
+                // arena), and the serial is alive (in the list).
+                unsafe { slot.serial.as_mut() }.access_mut()
+            }))
     }
 
     /// Runs `f` on every serial, exclusively; if a call panics, on the others too
@@ -911,6 +1001,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         // The new epoch first: whatever happens below, no cache entry matches.
         self.epoch = next_epoch();
         self.home_owner.store(0, Ordering::Relaxed);
+        self.second_owner.store(0, Ordering::Relaxed);
         for slot in self.slots_mut() {
             slot.owner = None;
         }
@@ -1003,7 +1094,10 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
 impl<A: Allocator> fmt::Debug for SyncOneWayAlloc<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SyncOneWayAlloc")
-            .field("serial_arenas", &(1 + self.lock().len()))
+            .field(
+                "serial_arenas",
+                &(1 + usize::from(self.second.is_made()) + self.lock().len()),
+            )
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }

@@ -219,29 +219,59 @@ fn a_thread_alternating_between_two_arenas_keeps_its_serial_in_each() {
 }
 
 #[test]
+fn three_threads_at_once_take_the_two_homes_and_a_serial_of_the_list() {
+    loom::model(|| {
+        let x = Arc::new(arena());
+        // The first claim takes the home serial; the next makes the second home
+        // outside the lock (a third claim meanwhile finds it being made and takes
+        // a serial of the list), or takes it once made.
+        let a = spawn_allocating(&x, 1);
+        let b = spawn_allocating(&x, 2);
+        let mine = allocate_twice(&x, 3);
+        let (a, b) = (a.join().unwrap(), b.join().unwrap());
+        // SAFETY: joined; the arena is alive and not reset.
+        unsafe {
+            check(&a, 1);
+            check(&b, 2);
+            check(&mine, 3);
+        }
+        assert_eq!(serial_arenas(&x), 3);
+    });
+}
+
+#[test]
 fn a_thread_outside_both_homes_alternates_through_its_cache() {
     loom::model(|| {
         let (x, y) = (Arc::new(arena()), Arc::new(arena()));
-        // Another thread allocates in both, racing this one for the home serials:
+        let in_both = |tag: u64| {
+            let (x, y) = (Arc::clone(&x), Arc::clone(&y));
+            thread::spawn(move || (allocate_twice(&x, tag), allocate_twice(&y, tag + 10)))
+        };
+        // A thread that exited holds the home serial of both arenas (claims last
+        // until `reset`, and loom's thread identities are never reused).
+        let homes = in_both(1).join().unwrap();
+        // Another thread allocates in both, racing this one for the second homes:
         // in the interleavings where it claims both first, this thread allocates
         // in serials of the lists, through its one-entry cache, which moves
         // x -> y -> x (the second visit to `x` claims again under the lock and
-        // finds its own serial); in the others it owns one home or both.
-        let (x2, y2) = (Arc::clone(&x), Arc::clone(&y));
-        let homes = thread::spawn(move || (allocate_twice(&x2, 1), allocate_twice(&y2, 2)));
+        // finds its own serial); in the others it owns the second home of one or
+        // both.
+        let other = in_both(2);
         let first = allocate_twice(&x, 3);
         let in_y = allocate_twice(&y, 4);
         let again = allocate_twice(&x, 5);
-        let (in_x_home, in_y_home) = homes.join().unwrap();
+        let other = other.join().unwrap();
         // SAFETY: joined; both arenas are alive and not reset.
         unsafe {
-            check(&in_x_home, 1);
-            check(&in_y_home, 2);
+            for ((in_x, in_y), tag) in [(&homes, 1), (&other, 2)] {
+                check(in_x, tag);
+                check(in_y, tag + 10);
+            }
             check(&first, 3);
             check(&in_y, 4);
             check(&again, 5);
         }
-        assert_eq!(serial_arenas(&x), 2);
-        assert_eq!(serial_arenas(&y), 2);
+        assert_eq!(serial_arenas(&x), 3);
+        assert_eq!(serial_arenas(&y), 3);
     });
 }

@@ -406,13 +406,13 @@ fn threads_after_a_reset_reuse_the_serials_of_exited_threads() {
     assert_eq!(second.used, 336);
 }
 
-/// The home serial's owner is one thread at a time: while the thread that claimed it
-/// runs, another thread allocates in a serial of its own, even when the two take
-/// turns (each allocation between the other's).
+/// Each home serial's owner is one thread at a time: while the threads that claimed
+/// the home and the second home run, a third allocates in a serial of its own, even
+/// when the three take turns (each allocation between the others').
 #[test]
-fn the_home_serial_is_not_shared_by_two_running_threads() {
+fn no_serial_is_shared_by_two_running_threads() {
     let mut arena = SyncOneWayAlloc::new();
-    let turn = Barrier::new(2);
+    let turn = Barrier::new(3);
     let taking_turns = || {
         let mut blocks = Vec::new();
         for _ in 0..100 {
@@ -421,23 +421,62 @@ fn the_home_serial_is_not_shared_by_two_running_threads() {
         }
         blocks
     };
-    let (mine, theirs) = thread::scope(|s| {
-        let a = s.spawn(taking_turns);
-        let b = s.spawn(taking_turns);
-        (a.join().unwrap(), b.join().unwrap())
+    let threads: Vec<Vec<usize>> = thread::scope(|s| {
+        let running: Vec<_> = (0..3).map(|_| s.spawn(taking_turns)).collect();
+        running.into_iter().map(|t| t.join().unwrap()).collect()
     });
     if !SEPARATE_BLOCKS {
         // Each thread bumps through a page of its own: its blocks are 8 bytes apart.
-        for blocks in [&mine, &theirs] {
+        for blocks in &threads {
             assert!(blocks.windows(2).all(|w| w[1] == w[0] + 8), "{blocks:?}");
         }
-        assert_eq!(arena.stats().pages, 2);
+        assert_eq!(arena.stats().pages, 3);
     }
-    let mut all: Vec<usize> = mine.into_iter().chain(theirs).collect();
+    let mut all: Vec<usize> = threads.into_iter().flatten().collect();
     all.sort_unstable();
     all.dedup();
-    assert_eq!(all.len(), 200);
-    assert_eq!(arena.stats().used, 1600);
+    assert_eq!(all.len(), 300);
+    assert_eq!(arena.stats().used, 2400);
+    assert!(
+        format!("{arena:?}").contains("serial_arenas: 3"),
+        "{arena:?}"
+    );
+}
+
+/// The second home serial is made when a second thread first allocates at the same
+/// time as the first: an arena that one thread uses holds one serial, one page.
+#[test]
+fn the_second_home_is_made_only_for_a_second_thread() {
+    let mut arena = SyncOneWayAlloc::new();
+    arena.alloc(1u64);
+    let one = arena.stats();
+    assert!(
+        format!("{arena:?}").contains("serial_arenas: 1"),
+        "{arena:?}"
+    );
+    // The main thread keeps the home serial; this thread makes the second one.
+    thread::scope(|s| {
+        s.spawn(|| arena.alloc(2u64));
+    });
+    assert!(
+        format!("{arena:?}").contains("serial_arenas: 2"),
+        "{arena:?}"
+    );
+    let two = arena.stats();
+    if !SEPARATE_BLOCKS {
+        assert_eq!((one.pages, two.pages), (1, 2));
+    }
+    // `reset`, `trim` and `set_limit` reach it like every serial.
+    arena.reset();
+    assert_eq!(arena.stats().used, 0);
+    arena.set_limit(Some(1 << 20));
+    thread::scope(|s| {
+        s.spawn(|| assert!(arena.try_alloc_bytes(2 << 20).is_err()));
+    });
+    arena.trim(0);
+    if !SEPARATE_BLOCKS {
+        assert_eq!(arena.stats().pages, 2);
+    }
 }
 
 #[test]
@@ -524,6 +563,171 @@ unsafe impl Allocator for ArcBacking {
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         // SAFETY: forwarded from the caller.
         unsafe { self.0.deallocate(ptr, layout) }
+    }
+}
+
+/// A backing allocator in the mood the test sets: it forwards to `Global`, refuses,
+/// panics, or first allocates from the very arena it backs (once, then forwards).
+#[derive(Default)]
+struct Moody {
+    mood: AtomicUsize,
+    /// The arena this allocator backs, for `REENTER` (a raw pointer: the arena owns
+    /// this allocator).
+    arena: std::sync::atomic::AtomicPtr<SyncOneWayAlloc<Moody>>,
+    /// The blocks allocated re-entrantly.
+    reentrant: std::sync::Mutex<Vec<Block>>,
+}
+
+/// A block of the arena, kept by the backing allocator.
+#[derive(Clone, Copy)]
+struct Block(NonNull<u64>);
+
+// SAFETY: only the address moves between threads; the test reads the block after
+// the thread that wrote it was joined, while the arena keeps it.
+unsafe impl Send for Block {}
+
+const FINE: usize = 0;
+const REFUSE: usize = 1;
+const PANIC: usize = 2;
+const REENTER: usize = 3;
+
+impl Moody {
+    fn set(&self, mood: usize) {
+        self.mood.store(mood, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: forwards to `Global` for every block it hands out.
+unsafe impl Allocator for Moody {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, AllocError> {
+        match self.mood.load(Ordering::SeqCst) {
+            REFUSE => return Err(AllocError),
+            PANIC => panic!("the backing allocator panics"),
+            REENTER => {
+                self.set(FINE);
+                let arena = self.arena.load(Ordering::SeqCst);
+                assert!(!arena.is_null(), "REENTER needs the arena's address");
+                // SAFETY: the test stores the address of the arena in place and
+                // neither moves, resets nor drops it while this mood is set; the
+                // arena calls this through a shared borrow.
+                let arena = unsafe { &*arena };
+                let value = arena.alloc(0xBAC_u64);
+                self.reentrant
+                    .lock()
+                    .unwrap()
+                    .push(Block(NonNull::from(value)));
+            }
+            _ => {}
+        }
+        Global.allocate(layout)
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: every block came from `Global` with this layout.
+        unsafe { Global.deallocate(ptr, layout) }
+    }
+}
+
+/// How many serial arenas the arena has (its `Debug` output tells).
+fn serial_arenas<A: Allocator>(arena: &SyncOneWayAlloc<A>) -> usize {
+    let debug = format!("{arena:?}");
+    let count = debug.split("serial_arenas: ").nth(1).expect(&debug);
+    count.split(',').next().unwrap().parse().expect(&debug)
+}
+
+/// A second thread's serial cannot be made when the backing allocator refuses its
+/// first page: the thread gets the error, the arena goes on, and a later thread
+/// makes the serial once the backing allocator gives pages again.
+#[test]
+fn a_refused_serial_leaves_the_arena_usable_and_is_made_later() {
+    let mut arena = SyncOneWayAlloc::new_in(Moody::default());
+    assert_eq!(*arena.alloc(1u64), 1); // the main thread's: the home serial
+    arena.backing().set(REFUSE);
+    thread::scope(|s| {
+        s.spawn(|| assert!(arena.try_alloc(2u64).is_err()));
+    });
+    arena.backing().set(FINE);
+    assert_eq!(*arena.alloc(3u64), 3);
+    let value = thread::scope(|s| s.spawn(|| *arena.alloc(4u64)).join().unwrap());
+    assert_eq!(value, 4);
+    if !SEPARATE_BLOCKS {
+        // The refusal left nothing behind: two serials, the home and the later
+        // thread's. (The sanitizer mode makes serials without a page: the refused
+        // thread had one, which a later thread takes over or not, as it may get
+        // the exited thread's identity or not.)
+        assert_eq!(serial_arenas(&arena), 2);
+        assert_eq!(arena.stats().pages, 2);
+    }
+}
+
+/// A backing allocator that panics while a second thread's serial is made: the
+/// panic reaches that thread's call, and the arena stays usable by every thread.
+#[test]
+fn a_backing_allocator_panicking_for_a_new_serial_leaves_the_arena_usable() {
+    let mut arena = SyncOneWayAlloc::new_in(Moody::default());
+    assert_eq!(*arena.alloc(1u64), 1);
+    arena.backing().set(PANIC);
+    thread::scope(|s| {
+        s.spawn(|| {
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *arena.alloc(2u64)));
+            // The sanitizer mode makes its serials without a page: the panic comes
+            // with the block instead. Either way, the call panicked.
+            assert!(outcome.is_err());
+        });
+    });
+    arena.backing().set(FINE);
+    assert_eq!(*arena.alloc(3u64), 3);
+    let value = thread::scope(|s| s.spawn(|| *arena.alloc(4u64)).join().unwrap());
+    assert_eq!(value, 4);
+    if !SEPARATE_BLOCKS {
+        // The panic left nothing behind (see the refusal's test).
+        assert_eq!(serial_arenas(&arena), 2);
+    }
+    arena.reset();
+    let value = thread::scope(|s| s.spawn(|| *arena.alloc(5u64)).join().unwrap());
+    assert_eq!(value, 5);
+}
+
+/// A backing allocator that allocates from the very arena it backs while a second
+/// thread's serial is made: that allocation, on the same thread, takes a serial of
+/// its own (the one being made is not yet the thread's), and both stay valid.
+#[test]
+fn a_backing_allocator_may_allocate_from_the_arena_while_a_serial_is_made() {
+    let mut arena = SyncOneWayAlloc::new_in(Moody::default());
+    assert_eq!(*arena.alloc(1u64), 1); // the main thread's: the home serial
+    let address = core::ptr::from_ref(&arena).cast_mut();
+    arena.backing().arena.store(address, Ordering::SeqCst);
+    arena.backing().set(REENTER);
+    let blocks: Vec<usize> = thread::scope(|s| {
+        s.spawn(|| {
+            (0..100u64)
+                .map(|i| {
+                    let value = arena.alloc(i);
+                    assert_eq!(*value, i);
+                    core::ptr::from_mut(value).addr()
+                })
+                .collect()
+        })
+        .join()
+        .unwrap()
+    });
+    arena
+        .backing()
+        .arena
+        .store(core::ptr::null_mut(), Ordering::SeqCst);
+    let reentrant = arena.backing().reentrant.lock().unwrap().clone();
+    if !SEPARATE_BLOCKS {
+        assert_eq!(reentrant.len(), 1);
+        // The home, the serial of the re-entrant call and the second thread's.
+        assert_eq!(serial_arenas(&arena), 3);
+        assert_eq!(arena.stats().pages, 3);
+    }
+    for Block(block) in reentrant {
+        assert!(!blocks.contains(&block.addr().get()));
+        // SAFETY: a block of the arena, which was neither reset nor dropped since,
+        // written by a thread that was joined.
+        assert_eq!(unsafe { *block.as_ref() }, 0xBAC);
     }
 }
 
