@@ -635,6 +635,15 @@ fn serial_arenas<A: Allocator>(arena: &SyncOneWayAlloc<A>) -> usize {
     count.split(',').next().unwrap().parse().expect(&debug)
 }
 
+/// Once the backing allocator misbehaved on a second thread: it gives pages again,
+/// and the main thread (the home serial's owner) and a new thread both allocate.
+fn carries_on_after_the_mood(arena: &SyncOneWayAlloc<Moody>) {
+    arena.backing().set(FINE);
+    assert_eq!(*arena.alloc(3u64), 3);
+    let value = thread::scope(|s| s.spawn(|| *arena.alloc(4u64)).join().unwrap());
+    assert_eq!(value, 4);
+}
+
 /// A second thread's serial cannot be made when the backing allocator refuses its
 /// first page: the thread gets the error, the arena goes on, and a later thread
 /// makes the serial once the backing allocator gives pages again.
@@ -646,10 +655,7 @@ fn a_refused_serial_leaves_the_arena_usable_and_is_made_later() {
     thread::scope(|s| {
         s.spawn(|| assert!(arena.try_alloc(2u64).is_err()));
     });
-    arena.backing().set(FINE);
-    assert_eq!(*arena.alloc(3u64), 3);
-    let value = thread::scope(|s| s.spawn(|| *arena.alloc(4u64)).join().unwrap());
-    assert_eq!(value, 4);
+    carries_on_after_the_mood(&arena);
     if !SEPARATE_BLOCKS {
         // The refusal left nothing behind: two serials, the home and the later
         // thread's. (The sanitizer mode makes serials without a page: the refused
@@ -676,10 +682,7 @@ fn a_backing_allocator_panicking_for_a_new_serial_leaves_the_arena_usable() {
             assert!(outcome.is_err());
         });
     });
-    arena.backing().set(FINE);
-    assert_eq!(*arena.alloc(3u64), 3);
-    let value = thread::scope(|s| s.spawn(|| *arena.alloc(4u64)).join().unwrap());
-    assert_eq!(value, 4);
+    carries_on_after_the_mood(&arena);
     if !SEPARATE_BLOCKS {
         // The panic left nothing behind (see the refusal's test).
         assert_eq!(serial_arenas(&arena), 2);
