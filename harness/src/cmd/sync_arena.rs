@@ -37,7 +37,9 @@
 //!
 //! `instructions CONTENDER N` runs N mixed small allocations on one thread, for
 //! Callgrind (see docs/PERFORMANCE.md): the difference of two runs' counts over the
-//! difference of their N is the cost of one allocation and its loop.
+//! difference of their N is the cost of one allocation and its loop. `sync`,
+//! `sync-second` and `sync-third` measure the thread-safe arena's three paths: the
+//! home serial, the second home, a serial of the list.
 //!
 //! ```text
 //! cargo run --release -p onewayalloc-harness -- sync-arena           # ~20 s
@@ -85,8 +87,14 @@ pub struct Args {
 enum Single {
     /// `&OneWayAlloc`
     Owa,
-    /// `&SyncOneWayAlloc`
+    /// `&SyncOneWayAlloc`, the first thread to allocate (its home serial)
     Sync,
+    /// `&SyncOneWayAlloc`, a second thread while the first keeps the home serial
+    /// (the second home)
+    SyncSecond,
+    /// `&SyncOneWayAlloc`, a third thread while two others keep the home serials
+    /// (a serial of the list, through the thread-local cache)
+    SyncThird,
     /// No allocation: the loop and its `black_box`es only
     Noop,
 }
@@ -695,6 +703,28 @@ fn instructions(which: Single, n: usize) {
     match which {
         Single::Owa => allocate_all(&OneWayAlloc::with_size_hint(8 << 20), &layouts),
         Single::Sync => allocate_all(&SyncOneWayAlloc::with_size_hint(8 << 20), &layouts),
+        Single::SyncSecond | Single::SyncThird => {
+            let arena = SyncOneWayAlloc::with_size_hint(8 << 20);
+            // This thread takes the home serial; with `SyncThird`, a thread that
+            // stays until the end takes the second home.
+            arena.alloc(0u8);
+            let second_taken = std::sync::Barrier::new(2);
+            let done = std::sync::Barrier::new(2);
+            std::thread::scope(|s| {
+                if which == Single::SyncThird {
+                    s.spawn(|| {
+                        arena.alloc(0u8);
+                        second_taken.wait();
+                        done.wait();
+                    });
+                    second_taken.wait();
+                }
+                s.spawn(|| allocate_all(&arena, &layouts)).join().unwrap();
+                if which == Single::SyncThird {
+                    done.wait();
+                }
+            });
+        }
         Single::Noop => {
             for &layout in &layouts {
                 black_box(black_box(layout));
