@@ -198,16 +198,17 @@ fn the_most_recent_block_of_a_thread_rolls_back_and_grows_in_place() {
         return; // no cursor to roll back in the sanitizer mode
     }
     let mut arena = SyncOneWayAlloc::new();
-    thread::scope(|s| {
-        s.spawn(|| {
-            let mut v: AVec<u8, &SyncOneWayAlloc> = AVec::with_capacity_in(16, &arena);
-            let first = v.as_ptr();
-            v.extend(0..200u8); // grows in place: the most recent block
-            assert_eq!(v.as_ptr(), first);
-            drop(v); // rolled back
-        });
+    // Three threads at once: in the home serial, the second home and a serial of
+    // the list.
+    at_once(3, || {
+        let mut v: AVec<u8, &SyncOneWayAlloc> = AVec::with_capacity_in(16, &arena);
+        let first = v.as_ptr();
+        v.extend(0..200u8); // grows in place: the most recent block
+        assert_eq!(v.as_ptr(), first);
+        drop(v); // rolled back
     });
     assert_eq!(arena.stats().used, 0);
+    assert_eq!(serial_arenas(&arena), 3);
 }
 
 #[test]
@@ -407,12 +408,14 @@ fn threads_after_a_reset_reuse_the_serials_of_exited_threads() {
 }
 
 /// Each home serial's owner is one thread at a time: while the threads that claimed
-/// the home and the second home run, a third allocates in a serial of its own, even
-/// when the three take turns (each allocation between the others').
+/// the home and the second home run, two more allocate in serials of their own
+/// from the list, even when the four take turns (each allocation between the
+/// others').
 #[test]
 fn no_serial_is_shared_by_two_running_threads() {
+    const TAKING_TURNS: usize = 4;
     let mut arena = SyncOneWayAlloc::new();
-    let turn = Barrier::new(3);
+    let turn = Barrier::new(TAKING_TURNS);
     let taking_turns = || {
         let mut blocks = Vec::new();
         for _ in 0..100 {
@@ -422,7 +425,7 @@ fn no_serial_is_shared_by_two_running_threads() {
         blocks
     };
     let threads: Vec<Vec<usize>> = thread::scope(|s| {
-        let running: Vec<_> = (0..3).map(|_| s.spawn(taking_turns)).collect();
+        let running: Vec<_> = (0..TAKING_TURNS).map(|_| s.spawn(taking_turns)).collect();
         running.into_iter().map(|t| t.join().unwrap()).collect()
     });
     if !SEPARATE_BLOCKS {
@@ -430,17 +433,14 @@ fn no_serial_is_shared_by_two_running_threads() {
         for blocks in &threads {
             assert!(blocks.windows(2).all(|w| w[1] == w[0] + 8), "{blocks:?}");
         }
-        assert_eq!(arena.stats().pages, 3);
+        assert_eq!(arena.stats().pages, TAKING_TURNS);
     }
     let mut all: Vec<usize> = threads.into_iter().flatten().collect();
     all.sort_unstable();
     all.dedup();
-    assert_eq!(all.len(), 300);
-    assert_eq!(arena.stats().used, 2400);
-    assert!(
-        format!("{arena:?}").contains("serial_arenas: 3"),
-        "{arena:?}"
-    );
+    assert_eq!(all.len(), 100 * TAKING_TURNS);
+    assert_eq!(arena.stats().used, 800 * TAKING_TURNS);
+    assert_eq!(serial_arenas(&arena), TAKING_TURNS);
 }
 
 /// The second home serial is made when a second thread first allocates at the same
