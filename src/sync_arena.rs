@@ -1098,6 +1098,7 @@ impl<A: Allocator> fmt::Debug for SyncOneWayAlloc<A> {
                 "serial_arenas",
                 &(1 + usize::from(self.second.is_made()) + self.lock().len()),
             )
+            .field("second_home_made", &self.second.is_made())
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }

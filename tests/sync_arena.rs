@@ -450,18 +450,14 @@ fn the_second_home_is_made_only_for_a_second_thread() {
     let mut arena = SyncOneWayAlloc::new();
     arena.alloc(1u64);
     let one = arena.stats();
-    assert!(
-        format!("{arena:?}").contains("serial_arenas: 1"),
-        "{arena:?}"
-    );
+    assert_eq!(serial_arenas(&arena), 1);
+    assert!(!second_home_made(&arena));
     // The main thread keeps the home serial; this thread makes the second one.
     thread::scope(|s| {
         s.spawn(|| arena.alloc(2u64));
     });
-    assert!(
-        format!("{arena:?}").contains("serial_arenas: 2"),
-        "{arena:?}"
-    );
+    assert_eq!(serial_arenas(&arena), 2);
+    assert!(second_home_made(&arena));
     let two = arena.stats();
     if !SEPARATE_BLOCKS {
         assert_eq!((one.pages, two.pages), (1, 2));
@@ -644,6 +640,11 @@ fn carries_on_after_the_mood(arena: &SyncOneWayAlloc<Moody>) {
     assert_eq!(value, 4);
 }
 
+/// Whether the arena made its second home serial (its `Debug` output tells).
+fn second_home_made<A: Allocator>(arena: &SyncOneWayAlloc<A>) -> bool {
+    format!("{arena:?}").contains("second_home_made: true")
+}
+
 /// A second thread's serial cannot be made when the backing allocator refuses its
 /// first page: the thread gets the error, the arena goes on, and a later thread
 /// makes the serial once the backing allocator gives pages again.
@@ -663,6 +664,8 @@ fn a_refused_serial_leaves_the_arena_usable_and_is_made_later() {
         // the exited thread's identity or not.)
         assert_eq!(serial_arenas(&arena), 2);
         assert_eq!(arena.stats().pages, 2);
+        // The later thread's is the second home, which the refused one gave up.
+        assert!(second_home_made(&arena));
     }
 }
 
@@ -686,6 +689,7 @@ fn a_backing_allocator_panicking_for_a_new_serial_leaves_the_arena_usable() {
     if !SEPARATE_BLOCKS {
         // The panic left nothing behind (see the refusal's test).
         assert_eq!(serial_arenas(&arena), 2);
+        assert!(second_home_made(&arena));
     }
     arena.reset();
     let value = thread::scope(|s| s.spawn(|| *arena.alloc(5u64)).join().unwrap());
