@@ -1,7 +1,9 @@
 //! Model tests of `SyncOneWayAlloc`'s synchronization with loom: every interleaving
-//! (up to loom's preemption bound) of the claim under the lock, the home serial's
-//! owner (an atomic the first claimer sets), the thread-local `(epoch, serial)`
-//! cache of the other threads, `reset` releasing the claims, thread exit and drop.
+//! (up to loom's preemption bound) of the claim under the lock, the owners of the
+//! home serial and of the second home (atomics the first claimers set; the second
+//! home made outside the lock by the thread that marked it), the thread-local
+//! `(epoch, serial)` cache of the other threads, `reset` releasing the claims,
+//! thread exit and drop.
 //!
 //! Built with the library's primitives swapped for loom's (src/sync_arena/sync.rs):
 //! the lock, the home's owner, the thread ids and identities and the thread-local
@@ -15,8 +17,8 @@
 //! ```
 //!
 //! No preemption bound is needed: loom explores every interleaving of each test
-//! (from 1 to under 800 per test; `LOOM_LOG=info` and `--nocapture` show the
-//! counts) in under a second, so .ci/run runs them exhaustively.
+//! (from 1 to under 20,000 per test; `LOOM_LOG=info` and `--nocapture` show the
+//! counts) in under 20 seconds in all, so .ci/run runs them exhaustively.
 //!
 //! What loom does not model, and the stress test (tests/sync_arena_stress.rs, under
 //! ThreadSanitizer and Miri) runs with the production primitives instead: std's
