@@ -12,7 +12,8 @@
 //! feature (std's `Allocator` changes the types in the messages) and with
 //! `allocator-api2-04` (a second `allocator_api2` adds a note to the messages that
 //! name `Allocator`; scripts/mutants.sh builds with it, so no mutant is built once
-//! more for this test).
+//! more for this test), and in the sanitizer mode (`separate-blocks`: the message
+//! of a future that is not `Send` names that mode's own `RefCell`).
 
 #[test]
 #[cfg_attr(
@@ -20,7 +21,8 @@
         miri,
         onewayalloc_sanitizer,
         feature = "nightly",
-        feature = "allocator-api2-04"
+        feature = "allocator-api2-04",
+        feature = "separate-blocks"
     ),
     ignore = "compiler messages are checked on stable without sanitizers only"
 )]
