@@ -562,7 +562,8 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
     fn second_serial(&self, me: usize) -> Option<&Serial<A>> {
         if self.second_owner.load(Ordering::Relaxed) == me {
             // SAFETY: a nonzero owner is stored only once the serial is made (under
-            // the lock, `claim_second`) and cleared by `reset`; `me` is the calling
+            // the lock, in `claim` or `make_second`) and cleared by `reset`; `me`
+            // (never 0: see `sync::thread_identity`) is the calling
             // thread's identity, so it claimed the second home (or inherited it from
             // an exited thread: see `home_owner`), and no other running thread uses
             // that serial.

@@ -31,7 +31,7 @@ pub(super) fn current_thread_id() -> ThreadId {
     return std::thread::current().id();
 }
 
-/// The calling thread's identity for the arena's home serial: never 0, and never
+/// The calling thread's identity for the arena's home serials: never 0, and never
 /// the same for two threads that run at the same time. A thread started after
 /// another exited may get the exited one's identity (see `SyncOneWayAlloc`'s
 /// `home_owner` for why that is sound).
