@@ -520,10 +520,14 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
         })
     }
 
-    /// A new serial arena of the list, with the arena's size hint, page source and
-    /// limit.
+    /// A new serial arena with the arena's size hint, page source and limit.
+    fn fresh_serial<E: Failure>(&self) -> Result<Serial<A>, E> {
+        make_serial::<A, E>(&self.backing, self.size_hint, self.heap, self.limit)
+    }
+
+    /// A new serial arena of the list ([`fresh_serial`](Self::fresh_serial), boxed).
     fn new_serial<E: Failure>(&self) -> Result<NonNull<Tracked<Serial<A>>>, E> {
-        let serial = make_serial::<A, E>(&self.backing, self.size_hint, self.heap, self.limit)?;
+        let serial = self.fresh_serial::<E>()?;
         Ok(NonNull::from(Box::leak(Box::new(Tracked::new(serial)))))
     }
 
@@ -711,7 +715,7 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
             }
         }
         let give_up = GiveUp(self);
-        let serial = make_serial::<A, E>(&self.backing, self.size_hint, self.heap, self.limit)?;
+        let serial = self.fresh_serial::<E>()?;
         // SAFETY: this thread marked the second home as being made (`begin`, under
         // the lock), and nothing filled or abandoned it since.
         unsafe { self.second.fill(serial) };
@@ -1094,12 +1098,13 @@ impl<A: Allocator> SyncOneWayAlloc<A> {
 
 impl<A: Allocator> fmt::Debug for SyncOneWayAlloc<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let second_home_made = self.second.is_made();
         f.debug_struct("SyncOneWayAlloc")
             .field(
                 "serial_arenas",
-                &(1 + usize::from(self.second.is_made()) + self.lock().len()),
+                &(1 + usize::from(second_home_made) + self.lock().len()),
             )
-            .field("second_home_made", &self.second.is_made())
+            .field("second_home_made", &second_home_made)
             .field("limit", &self.limit)
             .finish_non_exhaustive()
     }

@@ -116,7 +116,8 @@ impl<A: Allocator> SecondHome<A> {
         }
     }
 
-    /// Whether it was made (under the lock or exclusively): for `Debug`.
+    /// Whether it was made: for `Debug` (a snapshot: another thread may be making
+    /// it meanwhile).
     pub(super) fn is_made(&self) -> bool {
         self.state.load(Ordering::Relaxed) == MADE
     }
